@@ -1,0 +1,82 @@
+// A simulated machine: CPU topology (SMT siblings, LLC, socket) and the cost table the
+// kernel model charges for hardware and entry/exit operations. Loaded from machines/*.toml
+// (built in), from a TOML file path, or read from /sys of the running host ("host").
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/time.h"
+
+namespace hw {
+
+// Every cost in nanoseconds of CPU time (or latency, where named so). Each value in the
+// TOML files carries its source or is marked as an estimate.
+struct Costs {
+  sim::Time context_switch_ns = 1500;    // __schedule() to first user instruction, thread->thread
+  sim::Time syscall_entry_ns = 100;      // user -> kernel
+  sim::Time syscall_exit_ns = 100;       // kernel -> user
+  sim::Time irq_entry_ns = 300;          // interrupt entry, incl. the vector dispatch
+  sim::Time irq_exit_ns = 300;           // interrupt exit path up to the exit-to-user work loop
+  sim::Time tick_handler_ns = 1000;      // update_process_times() + sched_tick() body
+  sim::Time ipi_latency_ns = 1000;       // send -> handler entry on the target (latency)
+  sim::Time ipi_send_ns = 300;           // CPU time the sender spends sending
+  sim::Time hrtimer_program_ns = 100;    // programming the local timer (TSC deadline)
+  sim::Time ttwu_ns = 400;               // try_to_wake_up() body on the waker
+  sim::Time line_smt_ns = 5;             // cache-line transfer between SMT siblings
+  sim::Time line_llc_ns = 16;            // ... within one LLC
+  sim::Time line_xllc_ns = 70;           // ... across LLCs of one socket
+  sim::Time line_xsocket_ns = 200;       // ... across sockets
+  sim::Time copy_from_user_word_ns = 10; // STAC/CLAC + a checked load, L1 hit
+  sim::Time idle_exit_ns = 2000;         // leaving the idle state on a wakeup (latency)
+  sim::Time newidle_balance_ns = 3000;   // cost of one newly-idle balance attempt
+  int smt_slowdown_permille = 1250;      // user work runs this much slower while the sibling is busy
+  bool idle_polling = false;             // idle loop polls TIF_NEED_RESCHED (no wakeup IPI needed)
+};
+
+struct Topology {
+  int nr_cpus = 0;
+  // Per CPU, dense ids: the core, the LLC (cache domain) and the socket it belongs to.
+  std::vector<int> core_of;
+  std::vector<int> llc_of;
+  std::vector<int> socket_of;
+  int nr_cores() const;
+  int nr_llcs() const;
+  int nr_sockets() const;
+  // The other hardware thread of cpu's core, or -1 (no SMT).
+  int smt_sibling(int cpu) const;
+};
+
+struct Machine {
+  std::string name;
+  std::string description;
+  Topology topo;
+  Costs costs;
+  // Time of the extend-sched2 critical section: 3,000,000 iterations of an empty `for` loop
+  // compiled at -O0 on this machine (scripts/measure-cs-loop; docs/machines.md).
+  sim::Time cs_loop_3m_ns = 3000000;
+
+  // Latency of moving one cache line from cpu a to cpu b.
+  sim::Time line_transfer_ns(int a, int b) const;
+};
+
+// Result of loading: empty error means success. The error names the bad parameter.
+struct LoadResult {
+  std::string error;
+  bool ok() const { return error.empty(); }
+};
+
+// `name_or_path`: a built-in profile name ("genoa", "vm50", "small4", "host") or a path to a
+// TOML file. On failure returns the error and leaves *out unspecified.
+LoadResult load_machine(const std::string& name_or_path, Machine* out);
+// Parses a machine profile from TOML text (`origin` names it in errors).
+LoadResult parse_machine_toml(const std::string& text, const std::string& origin, Machine* out);
+// Reads the topology of the running host from <sys_root>/devices/system/cpu: `sys_root` is
+// "/sys", or a fake tree of the same layout in tests. Costs come from machines/host.toml.
+LoadResult read_host_machine(const std::string& sys_root, Machine* out);
+// Keeps only the first n CPUs (--cpus). REQUIRES 1 <= n <= nr_cpus.
+LoadResult restrict_cpus(Machine* m, int n);
+// Names of the built-in profiles, for `schedlab list`.
+std::vector<std::string> builtin_machines();
+
+}  // namespace hw

@@ -1,0 +1,158 @@
+// Kernel configuration defaults per version, and parsing of configuration keys.
+#include "kernel/config.h"
+
+#include <cstdlib>
+
+namespace kernel {
+
+namespace {
+
+struct FeatDef {
+  const char* name;
+  bool enabled;
+};
+const FeatDef kFeats[] = {
+#define SCHED_FEAT(name, enabled) {#name, enabled},
+#include "kernel/sched/features.h"
+#undef SCHED_FEAT
+};
+
+bool parse_bool(const std::string& v, bool* out) {
+  if (v == "true" || v == "1" || v == "on" || v == "yes") return *out = true, true;
+  if (v == "false" || v == "0" || v == "off" || v == "no") return *out = false, true;
+  return false;
+}
+
+bool parse_int(const std::string& v, long long* out) {
+  if (v.empty()) return false;
+  char* end = nullptr;
+  *out = std::strtoll(v.c_str(), &end, 10);
+  return end && *end == '\0';
+}
+
+}  // namespace
+
+int nr_sched_feats() { return __SCHED_FEAT_NR; }
+const char* sched_feat_name(int bit) { return kFeats[bit].name; }
+
+// Defaults per version: 6.12.0 normalized base slice 0.75 ms (0.70 ms from 6.15 and in
+// 6.12.31+, commit 2ae891b82695); Kconfig default preemption NONE until 7.0, where x86
+// offers only FULL and LAZY and defaults to LAZY (commit 7dadeaa6e851).
+KernelConfig default_config(KernelVersion version) {
+  KernelConfig c;
+  c.version = version;
+  c.features = 0;
+  for (int i = 0; i < __SCHED_FEAT_NR; ++i)
+    if (kFeats[i].enabled) c.features |= 1u << i;
+  switch (version) {
+    case KernelVersion::V6_12:
+      c.base_slice_ns = 750000;
+      c.preempt = PreemptModel::None;
+      break;
+    case KernelVersion::V6_18:
+      c.base_slice_ns = 700000;
+      c.preempt = PreemptModel::None;
+      break;
+    case KernelVersion::V7_0:
+      c.base_slice_ns = 700000;
+      c.preempt = PreemptModel::Lazy;
+      break;
+  }
+  return c;
+}
+
+const char* version_name(KernelVersion v) {
+  switch (v) {
+    case KernelVersion::V6_12: return "6.12";
+    case KernelVersion::V6_18: return "6.18";
+    case KernelVersion::V7_0: return "7.0";
+  }
+  return "?";
+}
+
+const char* preempt_name(PreemptModel m) {
+  switch (m) {
+    case PreemptModel::None: return "none";
+    case PreemptModel::Voluntary: return "voluntary";
+    case PreemptModel::Full: return "full";
+    case PreemptModel::Lazy: return "lazy";
+  }
+  return "?";
+}
+
+std::string parse_version(const std::string& s, KernelVersion* out) {
+  if (s == "6.12") return *out = KernelVersion::V6_12, "";
+  if (s == "6.18") return *out = KernelVersion::V6_18, "";
+  if (s == "7.0") return *out = KernelVersion::V7_0, "";
+  return "kernel: unknown version '" + s + "' (choose 6.12, 6.18 or 7.0)";
+}
+
+std::string parse_preempt(const std::string& s, PreemptModel* out) {
+  if (s == "none") return *out = PreemptModel::None, "";
+  if (s == "voluntary") return *out = PreemptModel::Voluntary, "";
+  if (s == "full") return *out = PreemptModel::Full, "";
+  if (s == "lazy") return *out = PreemptModel::Lazy, "";
+  return "preempt: unknown model '" + s + "' (choose none, voluntary, full or lazy)";
+}
+
+std::string set_config_key(KernelConfig* cfg, const std::string& key, const std::string& value) {
+  long long n = 0;
+  if (key == "hz") {
+    if (!parse_int(value, &n)) return "hz: not an integer: '" + value + "'";
+    cfg->hz = static_cast<int>(n);
+    return "";
+  }
+  if (key == "preempt") return parse_preempt(value, &cfg->preempt);
+  if (key == "base_slice_ns") {
+    if (!parse_int(value, &n) || n < 100000 || n > 100000000)
+      return "base_slice_ns: must be an integer in 100000..100000000 (got '" + value + "')";
+    cfg->base_slice_ns = n;
+    return "";
+  }
+  if (key == "nohz_idle") {
+    bool b;
+    if (!parse_bool(value, &b)) return "nohz_idle: expected true or false (got '" + value + "')";
+    cfg->nohz_idle = b;
+    return "";
+  }
+  if (key == "migration_cost_ns") {
+    if (!parse_int(value, &n) || n < 0) return "migration_cost_ns: must be an integer >= 0";
+    cfg->migration_cost_ns = n;
+    return "";
+  }
+  if (key == "rr_timeslice_ms") {
+    if (!parse_int(value, &n) || n < 1) return "rr_timeslice_ms: must be an integer >= 1";
+    cfg->rr_timeslice_ms = static_cast<int>(n);
+    return "";
+  }
+  const std::string prefix = "sched_feat.";
+  if (key.rfind(prefix, 0) == 0) {
+    const std::string name = key.substr(prefix.size());
+    for (int i = 0; i < __SCHED_FEAT_NR; ++i) {
+      if (name != kFeats[i].name) continue;
+      bool b;
+      if (!parse_bool(value, &b)) return key + ": expected true or false (got '" + value + "')";
+      if (b)
+        cfg->features |= 1u << i;
+      else
+        cfg->features &= ~(1u << i);
+      return "";
+    }
+    return key + ": unknown scheduler feature '" + name + "'";
+  }
+  return "unknown kernel parameter '" + key + "'";
+}
+
+std::string validate_config(const KernelConfig& cfg) {
+  if (cfg.hz != 100 && cfg.hz != 250 && cfg.hz != 300 && cfg.hz != 1000)
+    return "hz: must be 100, 250, 300 or 1000 (got " + std::to_string(cfg.hz) + ")";
+  if (cfg.version == KernelVersion::V6_12 && cfg.preempt == PreemptModel::Lazy)
+    return "preempt: the lazy model does not exist in 6.12 (added in 6.13)";
+  if (cfg.version == KernelVersion::V7_0 &&
+      (cfg.preempt == PreemptModel::None || cfg.preempt == PreemptModel::Voluntary))
+    return std::string("preempt: 7.0 on x86 offers only full and lazy (got ") +
+           preempt_name(cfg.preempt) + ")";
+  return "";
+}
+
+}  // namespace kernel

@@ -1,0 +1,55 @@
+// Kernel build and boot configuration of a simulated run: version, HZ, preemption model,
+// scheduler features and tunables. A value type, fixed for the whole run.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "sim/time.h"
+
+namespace kernel {
+
+// The kernel versions whose scheduler behaviour differs in ways the model implements.
+enum class KernelVersion { V6_12, V6_18, V7_0 };
+
+enum class PreemptModel { None, Voluntary, Full, Lazy };
+
+enum sched_feat_bit {
+#define SCHED_FEAT(name, enabled) __SCHED_FEAT_##name,
+#include "kernel/sched/features.h"
+#undef SCHED_FEAT
+  __SCHED_FEAT_NR,
+};
+
+struct KernelConfig {
+  KernelVersion version = KernelVersion::V7_0;
+  int hz = 250;
+  PreemptModel preempt = PreemptModel::Lazy;
+  uint32_t features = 0;  // bit per sched_feat_bit
+  // sysctl_sched_base_slice before scaling ("normalized"), per version (see config.cc).
+  sim::Time base_slice_ns = 700000;
+  int tunable_scaling = 1;  // SCHED_TUNABLESCALING_LOG
+  bool nohz_idle = true;    // CONFIG_NO_HZ_IDLE: idle CPUs stop their tick
+  sim::Time migration_cost_ns = 500000;  // sysctl_sched_migration_cost
+  int rr_timeslice_ms = 100;             // sched_rr_timeslice_ms
+
+  sim::Time tick_nsec() const { return (1000000000LL + hz / 2) / hz; }  // TICK_NSEC
+  bool feat(sched_feat_bit b) const { return features & (1u << b); }
+};
+
+// Defaults of `version`: base slice, preemption model, features.
+KernelConfig default_config(KernelVersion version);
+
+// Parsing for scenario files and --set; return "" on success, else an error naming `key`.
+std::string parse_version(const std::string& s, KernelVersion* out);
+std::string parse_preempt(const std::string& s, PreemptModel* out);
+const char* version_name(KernelVersion v);
+const char* preempt_name(PreemptModel m);
+// Sets `key` (e.g. "hz", "preempt", "sched_feat.RUN_TO_PARITY", "base_slice_ns") from text.
+std::string set_config_key(KernelConfig* cfg, const std::string& key, const std::string& value);
+// Checks cross-field rules (HZ choices, models available in that version).
+std::string validate_config(const KernelConfig& cfg);
+// Names of the feature flags in list order, and their 7.0 defaults.
+int nr_sched_feats();
+const char* sched_feat_name(int bit);
+
+}  // namespace kernel

@@ -1,0 +1,294 @@
+// The simulated hardware thread: user-mode progress (with the SMT slowdown), kernel work
+// windows and their accounting, running program steps, and spinning on user words.
+#include "kernel/cpu_exec.h"
+
+#include <algorithm>
+#include <cassert>
+
+#include "kernel/entry/common.h"
+#include "kernel/kernel.h"
+#include "kernel/syscalls.h"
+
+namespace kernel {
+
+namespace {
+
+// Wall time that `work_ns` of user work takes on this CPU now.
+sim::Time scaled_duration(const rq* rq, s64 work_ns) {
+  if (!rq->ex.sibling_busy) return work_ns;
+  const int f = rq->k->machine_.costs.smt_slowdown_permille;
+  return (work_ns * f + 999) / 1000;
+}
+
+// User work done in `elapsed` wall ns now.
+s64 scaled_progress(const rq* rq, sim::Time elapsed) {
+  if (!rq->ex.sibling_busy) return elapsed;
+  return elapsed * 1000 / rq->k->machine_.costs.smt_slowdown_permille;
+}
+
+void spin_link(task_struct* p, UserWord* w) {
+  p->spin_word = w;
+  p->spin_prev = nullptr;
+  p->spin_next = w->spinners;
+  if (w->spinners) w->spinners->spin_prev = p;
+  w->spinners = p;
+}
+
+// Arms the observation of a changed word by a spinner that is running user code.
+void arm_spin_observe(rq* rq, task_struct* p, sim::Time now) {
+  const UserWord* w = p->spin_word;
+  const int writer = w->last_writer_cpu < 0 ? rq->cpu : w->last_writer_cpu;
+  const sim::Time t = std::max(now + rq->k->machine_.line_transfer_ns(writer, rq->cpu),
+                               rq->ex.user_since);
+  if (!rq->ex.resume_timer.armed || rq->ex.resume_timer.expires > t)
+    rq->k->engine()->arm(&rq->ex.resume_timer, t);
+}
+
+// Settles user progress of curr up to `now` (no change of mode).
+void settle_user(rq* rq, sim::Time now) {
+  cpu_exec& ex = rq->ex;
+  if (!ex.in_user || now <= ex.user_since) return;
+  const sim::Time elapsed = now - ex.user_since;
+  task_struct* p = rq->curr;
+  ex.user_ns += static_cast<u64>(elapsed);
+  if (p->exec == ExecKind::Compute)
+    p->exec_remaining_ns = std::max<s64>(0, p->exec_remaining_ns - scaled_progress(rq, elapsed));
+  else if (p->exec == ExecKind::Spin)
+    p->stats.spin_ns += static_cast<u64>(elapsed);
+  ex.user_since = now;
+}
+
+// Reflects a change of this CPU's busy state in its SMT sibling's speed.
+void smt_update_sibling(Kernel* k, int cpu, bool busy, sim::Time now) {
+  const int sib = k->machine_.topo.smt_sibling(cpu);
+  if (sib < 0) return;
+  rq* srq = k->rq_of(sib);
+  if (srq->ex.sibling_busy == busy) return;
+  settle_user(srq, now);
+  srq->ex.sibling_busy = busy;
+  task_struct* p = srq->curr;
+  if (srq->ex.in_user && p->exec == ExecKind::Compute)
+    k->engine()->arm(&srq->ex.resume_timer,
+                     srq->ex.user_since + scaled_duration(srq, p->exec_remaining_ns));
+}
+
+void run_program(rq* rq, task_struct* p, sim::Time now);
+
+}  // namespace
+
+void spin_unlink(task_struct* p) {
+  UserWord* w = p->spin_word;
+  if (!w) return;
+  if (p->spin_prev)
+    p->spin_prev->spin_next = p->spin_next;
+  else
+    w->spinners = p->spin_next;
+  if (p->spin_next) p->spin_next->spin_prev = p->spin_prev;
+  p->spin_word = nullptr;
+  p->spin_next = p->spin_prev = nullptr;
+}
+
+void cpu_enter_kernel(rq* rq, sim::Time now) {
+  cpu_exec& ex = rq->ex;
+  if (ex.in_user) {
+    settle_user(rq, now);
+    ex.in_user = false;
+    rq->k->engine()->cancel(&ex.resume_timer);
+  }
+  if (ex.kwork_until < now) ex.kwork_until = now;
+}
+
+void cpu_charge(rq* rq, sim::Time cost) {
+  cpu_exec& ex = rq->ex;
+  const sim::Time now = rq->k->now();
+  if (ex.kwork_until < now) ex.kwork_until = now;
+  ex.kwork_until += cost;
+  if (rq->curr->is_idle)
+    ex.irq_idle_ns += static_cast<u64>(cost);
+  else
+    ex.sys_ns += static_cast<u64>(cost);
+}
+
+// cpu_switch(): curr changed at `now`. Kernel work still pending in the window moves with
+// the switch (charged to the idle CPU's irq time or to the new task's system time), so the
+// buckets always add up to elapsed time.
+void cpu_switch(rq* rq, task_struct* prev, task_struct* next, sim::Time now) {
+  Kernel* k = rq->k;
+  cpu_exec& ex = rq->ex;
+  const u64 pending = ex.kwork_until > now ? static_cast<u64>(ex.kwork_until - now) : 0;
+  const u64 t = static_cast<u64>(now);
+  if (!prev->is_idle) {
+    prev->stats.run_ns += t - prev->stats.last_arrival;
+    if (prev->on_rq && !prev->se.sched_delayed) prev->stats.wait_start = t;
+  }
+  if (next->is_idle != prev->is_idle) {
+    if (next->is_idle) {
+      ex.busy_ns += t - ex.busy_since;
+      ex.sys_ns -= pending;
+      ex.irq_idle_ns += pending;
+      rq->idle_stamp = t;
+      k->nr_idle_cpus++;
+    } else {
+      ex.busy_since = t;
+      ex.irq_idle_ns -= pending;
+      ex.sys_ns += pending;
+      // update_rq_avg_idle(): EWMA (1/8) of idle durations, capped at 2 x migration cost.
+      const s64 delta = static_cast<s64>(t - rq->idle_stamp);
+      s64 avg = static_cast<s64>(rq->avg_idle);
+      avg += (delta - avg) / 8;
+      rq->avg_idle = static_cast<u64>(std::min<s64>(avg, 2 * k->cfg_.migration_cost_ns));
+      k->nr_idle_cpus--;
+    }
+    smt_update_sibling(k, rq->cpu, !next->is_idle, now);
+    tick_nohz_update(rq, next->is_idle);
+  }
+  if (!next->is_idle) {
+    next->stats.last_arrival = t;
+    const u64 waited = t - next->stats.wait_start;
+    next->stats.wait_sum_ns += waited;
+    next->stats.wait_max_ns = std::max(next->stats.wait_max_ns, waited);
+    next->stats.wait_count++;
+    if (next->stats.lhp_since) {
+      next->stats.lock_held_preempted_ns += t - next->stats.lhp_since;
+      next->stats.lhp_since = 0;
+    }
+    next->recent_used_cpu = rq->cpu;
+  }
+}
+
+void cpu_return_to_user(rq* rq) {
+  cpu_exec& ex = rq->ex;
+  Kernel* k = rq->k;
+  task_struct* p = rq->curr;
+  if (p->is_idle) {
+    k->engine()->cancel(&ex.resume_timer);
+    ex.in_user = false;
+    return;
+  }
+  const sim::Time start = ex.kwork_until;
+  switch (p->exec) {
+    case ExecKind::Start:
+    case ExecKind::SyscallRet:
+      ex.in_user = false;
+      k->engine()->arm(&ex.resume_timer, start);
+      break;
+    case ExecKind::Compute:
+      ex.in_user = true;
+      ex.user_since = start;
+      k->engine()->arm(&ex.resume_timer, start + scaled_duration(rq, p->exec_remaining_ns));
+      break;
+    case ExecKind::Spin:
+      ex.in_user = true;
+      ex.user_since = start;
+      k->engine()->cancel(&ex.resume_timer);
+      if (p->spin_word->value != p->spin_val) arm_spin_observe(rq, p, k->now());
+      break;
+    case ExecKind::Dead:
+      assert(false && "a dead task is current");
+      break;
+  }
+}
+
+void cpu_word_changed(Kernel* k, UserWord* w, int writer, sim::Time now) {
+  for (task_struct* p = w->spinners; p; p = p->spin_next) {
+    if (!p->on_cpu || w->value == p->spin_val) continue;
+    rq* rq = k->rq_of(p->cpu);
+    if (rq->curr == p && rq->ex.in_user) arm_spin_observe(rq, p, now);
+  }
+}
+
+// The resume timer: curr finished its compute step, observed its spin word change, or
+// returns from the kernel to its next program step.
+void cpu_resume_timer_fn(sim::Timer* t, sim::Time now) {
+  rq* rq = static_cast<struct rq*>(t->ctx);
+  task_struct* p = rq->curr;
+  assert(!p->is_idle);
+  rq->k->set_current(p, rq->cpu);
+  if (rq->ex.in_user) {
+    settle_user(rq, now);
+    if (p->exec == ExecKind::Spin) {
+      if (p->spin_word->value == p->spin_val) return;  // changed back: keep spinning
+      spin_unlink(p);
+    }
+    rq->ex.in_user = false;
+  }
+  run_program(rq, p, now);
+}
+
+namespace {
+
+// Runs program steps of p (rq->curr) at `now` until one takes time or enters the kernel.
+void run_program(rq* rq, task_struct* p, sim::Time now) {
+  Kernel* k = rq->k;
+  cpu_exec& ex = rq->ex;
+  int64_t ret = p->exec == ExecKind::SyscallRet ? p->syscall_ret : 0;
+  for (;;) {
+    if (++ex.zero_time_steps > 1000000) {
+      k->warn_once("program of pid " + std::to_string(p->pid) +
+                   " made 1e6 steps without time passing; it is given 1 us of work");
+      ex.zero_time_steps = 0;
+      p->exec = ExecKind::Compute;
+      p->exec_remaining_ns = 1000;
+      ex.in_user = true;
+      ex.user_since = now;
+      k->engine()->arm(&ex.resume_timer, now + scaled_duration(rq, 1000));
+      return;
+    }
+    const UserAction a = p->user->resume(ret, now, rq->cpu);
+    ret = 0;
+    switch (a.kind) {
+      case UserAction::Compute:
+        if (a.arg[0] <= 0) continue;
+        ex.zero_time_steps = 0;
+        p->exec = ExecKind::Compute;
+        p->exec_remaining_ns = a.arg[0];
+        ex.in_user = true;
+        ex.user_since = now;
+        k->engine()->arm(&ex.resume_timer, now + scaled_duration(rq, a.arg[0]));
+        return;
+      case UserAction::SpinWhileEq:
+        if (a.word->value != a.arg[0]) continue;
+        ex.zero_time_steps = 0;
+        p->exec = ExecKind::Spin;
+        p->spin_val = a.arg[0];
+        spin_link(p, a.word);
+        ex.in_user = true;
+        ex.user_since = now;
+        return;
+      case UserAction::Syscall:
+        ex.zero_time_steps = 0;
+        do_syscall_64(rq, a, now);
+        return;
+      case UserAction::Exit:
+        ex.zero_time_steps = 0;
+        do_exit(rq, p);
+        cpu_return_to_user(rq);
+        return;
+    }
+  }
+}
+
+}  // namespace
+
+void cpu_finish(rq* rq, sim::Time end) {
+  cpu_exec& ex = rq->ex;
+  settle_user(rq, end);
+  task_struct* curr = rq->curr;
+  const u64 t = static_cast<u64>(end);
+  if (!curr->is_idle) {
+    ex.busy_ns += t - ex.busy_since;
+    ex.busy_since = t;
+    curr->stats.run_ns += t - curr->stats.last_arrival;
+    curr->stats.last_arrival = t;
+  }
+  if (ex.kwork_until > end) {
+    const u64 over = static_cast<u64>(ex.kwork_until - end);
+    if (curr->is_idle)
+      ex.irq_idle_ns -= over;
+    else
+      ex.sys_ns -= over;
+    ex.kwork_until = end;
+  }
+}
+
+}  // namespace kernel

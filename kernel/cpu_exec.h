@@ -1,0 +1,33 @@
+// The simulated hardware thread under each rq: when curr runs user code, when the CPU is
+// busy in the kernel, and what that costs. Simulator-only (no Linux counterpart); the Linux
+// paths in core.cc and entry/common.cc call these at the points where time is spent.
+#pragma once
+#include "kernel/sched/sched.h"
+
+namespace kernel {
+
+// Curr stops running user code at `now` (it entered the kernel): settle its progress.
+void cpu_enter_kernel(rq* rq, sim::Time now);
+// The CPU spends `cost` more ns in the kernel before user code (or idle) resumes.
+void cpu_charge(rq* rq, sim::Time cost);
+// The kernel path is done: curr resumes its program step when the kernel work ends.
+void cpu_return_to_user(rq* rq);
+// Accounting for rq->curr changing from prev to next at now (busy/idle, wait, runtime).
+void cpu_switch(rq* rq, task_struct* prev, task_struct* next, sim::Time now);
+// A spinner's word changed at `now` on CPU `writer`: make running spinners observe it.
+void cpu_word_changed(Kernel* k, UserWord* w, int writer, sim::Time now);
+void spin_unlink(task_struct* p);
+// Timer callbacks.
+void cpu_resume_timer_fn(sim::Timer* t, sim::Time now);
+// Schedules an IPI of kind `bits` to `cpu`, sent by the CPU running now.
+void smp_send_ipi(Kernel* k, int cpu, unsigned bits);
+// NO_HZ_IDLE: stop the tick when the CPU goes idle, restart it (on the jiffy grid) when not.
+void tick_nohz_update(rq* rq, bool idle);
+// The interrupt handlers.
+void tick_sched_timer_fn(sim::Timer* t, sim::Time now);
+void ipi_timer_fn(sim::Timer* t, sim::Time now);
+void hrtimer_sleep_fn(sim::Timer* t, sim::Time now);
+// Closes the accounting of `rq` at `end`.
+void cpu_finish(rq* rq, sim::Time end);
+
+}  // namespace kernel

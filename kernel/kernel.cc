@@ -1,0 +1,171 @@
+// The Kernel object: boot (runqueues, idle tasks, timers, domains), process and thread
+// creation, user memory writes that spinners observe, and closing the accounting.
+#include "kernel/kernel.h"
+
+#include <algorithm>
+#include <cassert>
+
+#include "kernel/cpu_exec.h"
+
+namespace kernel {
+
+Kernel::Kernel(sim::Engine* engine, const hw::Machine& machine, const KernelConfig& cfg)
+    : machine_(machine), cfg_(cfg), engine_(engine) {
+  const int n = machine_.topo.nr_cpus;
+  // sched_init_smp() -> update_sysctl(): LOG scaling, factor 1 + ilog2(min(ncpus, 8)).
+  int factor = 1;
+  const int cpus = std::min(n, 8);
+  if (cfg_.tunable_scaling == 1) factor = 1 + (31 - __builtin_clz(static_cast<unsigned>(cpus)));
+  if (cfg_.tunable_scaling == 2) factor = cpus;
+  base_slice_ns = static_cast<u64>(cfg_.base_slice_ns) * static_cast<u64>(factor);
+  for (int cpu = 0; cpu < n; ++cpu) {
+    auto rq = std::make_unique<struct rq>();
+    rq->cpu = cpu;
+    rq->k = this;
+    rq->cfs.rq = rq.get();
+    auto idle = std::make_unique<task_struct>();
+    idle->kern = this;
+    idle->pid = 0;
+    idle->comm = "swapper/" + std::to_string(cpu);
+    idle->is_idle = true;
+    idle->sched_class = &idle_sched_class;
+    idle->cpu = cpu;
+    idle->on_cpu = true;
+    idle->prio = MAX_RT_PRIO + 40;
+    idle->cpus_mask.assign(n, 0);
+    idle->cpus_mask[cpu] = 1;
+    idle->nr_cpus_allowed = 1;
+    idle->se.owner = idle.get();
+    rq->idle = idle.get();
+    rq->curr = idle.get();
+    idle_tasks_.push_back(std::move(idle));
+    cpu_exec& ex = rq->ex;
+    for (sim::Timer* t : {&ex.resume_timer, &ex.tick_timer, &ex.hrtick_timer, &ex.ipi_timer}) {
+      t->ctx = rq.get();
+      t->arg = static_cast<uint32_t>(cpu);
+    }
+    ex.resume_timer.fn = cpu_resume_timer_fn;
+    ex.tick_timer.fn = tick_sched_timer_fn;
+    ex.ipi_timer.fn = ipi_timer_fn;
+    rqs_.push_back(std::move(rq));
+  }
+  nr_idle_cpus = n;
+  build_sched_domains(this);
+}
+
+Kernel::~Kernel() = default;
+
+int Kernel::create_process(const std::string& name) {
+  const int tgid = next_pid_++;
+  process_names_.emplace_back(tgid, name);
+  return tgid;
+}
+
+std::string Kernel::validate_attr(const TaskAttr& attr) const {
+  if (fair_policy(attr.policy)) {
+    if (attr.nice < -20 || attr.nice > 19)
+      return "nice must be in -20..19 (got " + std::to_string(attr.nice) + ")";
+  } else if (rt_policy(attr.policy)) {
+    if (attr.rt_priority < 1 || attr.rt_priority > 99)
+      return "rt_priority must be in 1..99 (got " + std::to_string(attr.rt_priority) + ")";
+  } else {
+    return "policy " + std::to_string(attr.policy) + " is not supported";
+  }
+  for (int c : attr.cpus)
+    if (c < 0 || c >= nr_cpus())
+      return "cpus: CPU " + std::to_string(c) + " does not exist (the machine has " +
+             std::to_string(nr_cpus()) + ")";
+  return "";
+}
+
+namespace {
+void start_thread_fn(sim::Timer* t, sim::Time now) {
+  task_struct* p = static_cast<task_struct*>(t->ctx);
+  p->kern->set_current(nullptr, -1);
+  wake_up_new_task(p->kern, p);
+}
+}  // namespace
+
+int Kernel::create_thread(int tgid, const TaskAttr& attr, std::unique_ptr<UserContext> prog,
+                          sim::Time start) {
+  assert(validate_attr(attr).empty());
+  auto p = std::make_unique<task_struct>();
+  p->kern = this;
+  p->pid = tgid == next_pid_ - 1 && !has_threads(tgid) ? tgid : next_pid_++;
+  p->tgid = tgid;
+  p->comm = attr.comm;
+  p->policy = attr.policy;
+  p->nice = fair_policy(attr.policy) ? attr.nice : 0;
+  p->rt_priority = rt_policy(attr.policy) ? attr.rt_priority : 0;
+  p->prio = rt_policy(attr.policy) ? MAX_RT_PRIO - 1 - attr.rt_priority : DEFAULT_PRIO + p->nice;
+  p->sched_class = rt_policy(attr.policy) ? &rt_sched_class : &fair_sched_class;
+  p->cpus_mask.assign(nr_cpus(), attr.cpus.empty() ? 1 : 0);
+  for (int c : attr.cpus) p->cpus_mask[c] = 1;
+  p->nr_cpus_allowed = static_cast<int>(std::count(p->cpus_mask.begin(), p->cpus_mask.end(), 1));
+  p->cpu = attr.cpus.empty() ? 0 : attr.cpus.front();
+  p->__state = TASK_RUNNING;
+  set_load_weight(p.get());
+  p->se.owner = p.get();
+  p->se.slice = base_slice_ns;
+  p->rt.time_slice = std::max(1, cfg_.rr_timeslice_ms * cfg_.hz / 1000);
+  p->user = prog.get();
+  p->sleep_timer.fn = hrtimer_sleep_fn;
+  p->sleep_timer.ctx = p.get();
+  auto st = std::make_unique<sim::Timer>();
+  st->fn = start_thread_fn;
+  st->ctx = p.get();
+  engine_->arm(st.get(), start);
+  const int pid = p->pid;
+  prog->pid = pid;
+  programs_.push_back(std::move(prog));
+  start_timers_.push_back(std::move(st));
+  tasks_.push_back(std::move(p));
+  return pid;
+}
+
+bool Kernel::has_threads(int tgid) const {
+  for (const auto& t : tasks_)
+    if (t->tgid == tgid) return true;
+  return false;
+}
+
+void Kernel::start() {
+  if (cfg_.nohz_idle) return;  // ticks start when CPUs first become busy
+  for (auto& rq : rqs_) engine_->arm(&rq->ex.tick_timer, cfg_.tick_nsec());
+}
+
+void Kernel::finish(sim::Time end) {
+  for (auto& rq : rqs_) cpu_finish(rq.get(), end);
+}
+
+void Kernel::warn_once(const std::string& what) {
+  if (warnings_.count++ == 0) warnings_.first = what;
+}
+
+void Kernel::user_store(UserWord* w, int64_t v) {
+  const int64_t old = w->value;
+  w->value = v;
+  w->last_writer_cpu = current_cpu_;
+  if (old != v && w->spinners) cpu_word_changed(this, w, current_cpu_, engine_->now());
+}
+
+bool Kernel::user_cmpxchg(UserWord* w, int64_t expected, int64_t desired) {
+  if (w->value != expected) return false;
+  user_store(w, desired);
+  return true;
+}
+
+int64_t Kernel::user_fetch_add(UserWord* w, int64_t delta) {
+  const int64_t old = w->value;
+  user_store(w, old + delta);
+  return old;
+}
+
+const std::string& Kernel::process_name(int tgid) const {
+  static const std::string none;
+  for (const auto& [id, name] : process_names_)
+    if (id == tgid) return name;
+  return none;
+}
+
+}  // namespace kernel

@@ -1,0 +1,100 @@
+// The simulated kernel of one run: per-CPU runqueues, tasks, timers and the syscall layer,
+// driven by the engine. Workloads create processes and threads through the methods below;
+// user programs reach it only through UserContext actions and the user_* memory methods.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hw/machine.h"
+#include "kernel/config.h"
+#include "kernel/sched/sched.h"
+#include "kernel/uapi.h"
+#include "sim/engine.h"
+
+namespace kernel {
+
+struct TaskAttr {
+  std::string comm = "task";
+  int policy = SCHED_NORMAL;
+  int nice = 0;            // fair policies: -20..19
+  int rt_priority = 0;     // SCHED_FIFO/RR: 1..99
+  std::vector<int> cpus;   // allowed CPUs; empty = all
+};
+
+// Errors the kernel reports for one run (invariant violations the model survived).
+struct Warnings {
+  uint64_t count = 0;
+  std::string first;
+};
+
+class Kernel {
+ public:
+  Kernel(sim::Engine* engine, const hw::Machine& machine, const KernelConfig& cfg);
+  ~Kernel();
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
+
+  // Creates an empty process (an mm) and returns its tgid.
+  int create_process(const std::string& name);
+  // Creates a thread of process `tgid` running `prog`, woken with wake_up_new_task() at
+  // `start`. Returns its pid. REQUIRES: attr already validated (see validate_attr).
+  int create_thread(int tgid, const TaskAttr& attr, std::unique_ptr<UserContext> prog,
+                    sim::Time start = 0);
+  // "" if attr is acceptable on this machine, else a one-line error naming the field.
+  std::string validate_attr(const TaskAttr& attr) const;
+
+  // Starts the periodic ticks; call once before the engine runs.
+  void start();
+  // Closes the accounting at `end` (the engine's clock must read `end`).
+  void finish(sim::Time end);
+
+  // User memory, called by the running program (current task, current CPU, now).
+  int64_t user_load(const UserWord* w) const { return w->value; }
+  void user_store(UserWord* w, int64_t v);
+  // Returns true and stores `desired` iff the word held `expected`.
+  bool user_cmpxchg(UserWord* w, int64_t expected, int64_t desired);
+  int64_t user_fetch_add(UserWord* w, int64_t delta);
+
+  sim::Time now() const { return engine_->now(); }
+  int nr_cpus() const { return static_cast<int>(rqs_.size()); }
+  const hw::Machine& machine() const { return machine_; }
+  const KernelConfig& config() const { return cfg_; }
+  const std::vector<std::unique_ptr<task_struct>>& tasks() const { return tasks_; }
+  const rq& cpu_rq(int cpu) const { return *rqs_[cpu]; }
+  const Warnings& warnings() const { return warnings_; }
+  const std::string& process_name(int tgid) const;
+
+  // ---- Kernel-internal state and helpers, used by kernel/ only. ----
+  rq* rq_of(int cpu) { return rqs_[cpu].get(); }
+  sim::Engine* engine() { return engine_; }
+  void warn_once(const std::string& what);
+  u64 jiffies() const { return static_cast<u64>(engine_->now() / cfg_.tick_nsec()); }
+  task_struct* current_task() { return current_; }
+  int current_cpu() const { return current_cpu_; }
+  void set_current(task_struct* p, int cpu) { current_ = p; current_cpu_ = cpu; }
+
+  hw::Machine machine_;
+  KernelConfig cfg_;
+  u64 base_slice_ns = 0;       // sysctl_sched_base_slice, scaled for nr_cpus
+  unsigned nr_overloaded = 0;  // CPUs with nr_running >= 2 (root domain "overload")
+  u64 nohz_next_balance = 0;   // jiffies
+  int nr_idle_cpus = 0;
+
+ private:
+  sim::Engine* engine_;
+  std::vector<std::unique_ptr<rq>> rqs_;
+  bool has_threads(int tgid) const;
+
+  std::vector<std::unique_ptr<task_struct>> tasks_;
+  std::vector<std::unique_ptr<task_struct>> idle_tasks_;
+  std::vector<std::pair<int, std::string>> process_names_;
+  std::vector<std::unique_ptr<UserContext>> programs_;
+  std::vector<std::unique_ptr<sim::Timer>> start_timers_;
+  int next_pid_ = 1;
+  task_struct* current_ = nullptr;
+  int current_cpu_ = -1;
+  Warnings warnings_;
+};
+
+}  // namespace kernel

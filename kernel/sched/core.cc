@@ -1,0 +1,296 @@
+// Core scheduler: wakeups, resched requests, __schedule(), the tick, yield.
+// Mirrors kernel/sched/core.c (v6.12 .. v7.0); version differences noted where they apply.
+#include <cassert>
+
+#include "kernel/cpu_exec.h"
+#include "kernel/entry/common.h"
+#include "kernel/kernel.h"
+#include "kernel/sched/sched.h"
+
+namespace kernel {
+
+// sched_prio_to_weight[] / sched_prio_to_wmult[] (core.c): ~1.25x per nice level.
+static const unsigned long sched_prio_to_weight[40] = {
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916,
+    9548,  7620,  6100,  4904,  3906,  3121,  2501,  1991,  1586,  1277,
+    1024,  820,   655,   526,   423,   335,   272,   215,   172,   137,
+    110,   87,    70,    56,    45,    36,    29,    23,    18,    15};
+static const uint32_t sched_prio_to_wmult[40] = {
+    48388,     59856,     76040,     92818,     118348,    147320,    184698,    229616,
+    287308,    360437,    449829,    563644,    704093,    875809,    1099582,   1376151,
+    1717300,   2157191,   2708050,   3363326,   4194304,   5237765,   6557202,   8165337,
+    10153587,  12820798,  15790321,  19976592,  24970740,  31350126,  39045157,  49367440,
+    61356676,  76695844,  95443717,  119304647, 148102320, 186737708, 238609294, 286331153};
+
+void set_load_weight(task_struct* p) {
+  if (p->policy == SCHED_IDLE) {
+    p->se.load.weight = WEIGHT_IDLEPRIO;
+    p->se.load.inv_weight = WMULT_IDLEPRIO;
+    return;
+  }
+  const int idx = p->nice + 20;
+  p->se.load.weight = sched_prio_to_weight[idx];
+  p->se.load.inv_weight = sched_prio_to_wmult[idx];
+}
+
+void update_rq_clock(rq* rq) { rq->clock = static_cast<u64>(rq->k->now()); }
+
+bool cpus_share_cache(Kernel* k, int a, int b) {
+  return k->machine_.topo.llc_of[a] == k->machine_.topo.llc_of[b];
+}
+
+bool task_allowed_on(const task_struct* p, int cpu) { return p->cpus_mask[cpu] != 0; }
+
+// available_idle_cpu(): idle with nothing queued and no wakeup pending for it.
+bool available_idle_cpu(Kernel* k, int cpu) {
+  rq* rq = k->rq_of(cpu);
+  return rq->curr == rq->idle && rq->nr_running == 0 && rq->ex.wake_list.empty();
+}
+
+void add_nr_running(rq* rq, unsigned n) {
+  const unsigned before = rq->nr_running;
+  rq->nr_running += n;
+  if (before < 2 && rq->nr_running >= 2) rq->k->nr_overloaded++;
+}
+
+void sub_nr_running(rq* rq, unsigned n) {
+  assert(rq->nr_running >= n);
+  const unsigned before = rq->nr_running;
+  rq->nr_running -= n;
+  if (before >= 2 && rq->nr_running < 2) rq->k->nr_overloaded--;
+}
+
+// __resched_curr(): set the need-resched bit `tif` on rq->curr; a remote CPU learns of a
+// hard request by IPI (unless its idle loop polls), of a lazy one only at its next tick or
+// kernel exit.
+static void __resched_curr(rq* rq, unsigned tif) {
+  Kernel* k = rq->k;
+  task_struct* curr = rq->curr;
+  if (curr->is_idle && tif == TIF_NEED_RESCHED_LAZY) tif = TIF_NEED_RESCHED;
+  if (curr->thread_flags & (tif | TIF_NEED_RESCHED)) return;
+  curr->thread_flags |= tif;
+  if (rq->cpu == k->current_cpu()) return;  // acted on at this CPU's exit path
+  if (tif == TIF_NEED_RESCHED) smp_send_ipi(k, rq->cpu, IPI_RESCHEDULE);
+}
+
+void resched_curr(rq* rq) { __resched_curr(rq, TIF_NEED_RESCHED); }
+
+// resched_curr_lazy(): the lazy bit only under the lazy model (6.13+), else the hard bit.
+void resched_curr_lazy(rq* rq) {
+  const bool lazy = rq->k->cfg_.preempt == PreemptModel::Lazy;
+  __resched_curr(rq, lazy ? TIF_NEED_RESCHED_LAZY : TIF_NEED_RESCHED);
+}
+
+static int sched_class_rank(const sched_class* c) {
+  if (c == &rt_sched_class) return 2;
+  if (c == &fair_sched_class) return 1;
+  return 0;
+}
+
+// wakeup_preempt(): same class -> the class decides; a higher class preempts at once.
+void wakeup_preempt(rq* rq, task_struct* p, int flags) {
+  task_struct* curr = rq->curr;
+  if (p->sched_class == curr->sched_class)
+    curr->sched_class->wakeup_preempt(rq, p, flags);
+  else if (sched_class_rank(p->sched_class) > sched_class_rank(curr->sched_class))
+    resched_curr(rq);
+}
+
+static void sched_info_enqueue(task_struct* p, u64 now) { p->stats.wait_start = now; }
+
+void activate_task(rq* rq, task_struct* p, int flags) {
+  p->sched_class->enqueue_task(rq, p, flags);
+  p->on_rq = true;
+  sched_info_enqueue(p, rq->clock);
+}
+
+void deactivate_task(rq* rq, task_struct* p, int flags) {
+  p->on_rq = false;
+  p->sched_class->dequeue_task(rq, p, flags);
+}
+
+// set_task_cpu() + the migration of a queued, not running task (move_queued_task()).
+void move_queued_task(rq* src, task_struct* p, rq* dst) {
+  assert(p->on_rq && !p->on_cpu);
+  update_rq_clock(src);
+  update_rq_clock(dst);
+  deactivate_task(src, p, DEQUEUE_MIGRATING);
+  p->cpu = dst->cpu;
+  p->stats.nr_migrations++;
+  activate_task(dst, p, ENQUEUE_MIGRATED);
+  wakeup_preempt(dst, p, 0);
+}
+
+static int select_task_rq(Kernel* k, task_struct* p, int cpu, int wake_flags, int waker_cpu) {
+  if (p->nr_cpus_allowed > 1) cpu = p->sched_class->select_task_rq(k, p, cpu, wake_flags, waker_cpu);
+  if (!task_allowed_on(p, cpu)) {
+    for (int c = 0; c < static_cast<int>(p->cpus_mask.size()); ++c)
+      if (p->cpus_mask[c]) return c;  // select_fallback_rq()
+  }
+  return cpu;
+}
+
+static void ttwu_do_activate(rq* rq, task_struct* p, int wake_flags) {
+  int en_flags = ENQUEUE_WAKEUP;
+  if (wake_flags & WF_MIGRATED) en_flags |= ENQUEUE_MIGRATED;
+  update_rq_clock(rq);
+  activate_task(rq, p, en_flags);
+  wakeup_preempt(rq, p, wake_flags);
+  p->__state = TASK_RUNNING;  // ttwu_do_wakeup()
+}
+
+// ttwu_queue_cond(): queue the wakeup on the target's wake list (and IPI it) when the waker
+// does not share its LLC, or when the target is idle; else enqueue remotely under its lock.
+static bool ttwu_queue_cond(Kernel* k, int cpu, int this_cpu) {
+  if (!cpus_share_cache(k, this_cpu, cpu)) return true;
+  if (cpu == this_cpu) return false;
+  return k->rq_of(cpu)->nr_running == 0;
+}
+
+// sched_ttwu_pending(): the target runs the queued wakeups itself (IPI context).
+void sched_ttwu_pending(rq* rq) {
+  std::vector<task_struct*>& list = rq->ex.wake_list;
+  for (size_t i = 0; i < list.size(); ++i) ttwu_do_activate(rq, list[i], WF_TTWU);
+  list.clear();
+}
+
+// try_to_wake_up(): runs on the waker's CPU (k->current_cpu()).
+bool try_to_wake_up(Kernel* k, task_struct* p, int wake_flags) {
+  // ttwu_state_match(): only a sleeping task is woken; a running or waking one is left alone.
+  if (p->__state != TASK_INTERRUPTIBLE || p->exited) return false;
+  const int this_cpu = k->current_cpu();
+  rq* waker_rq = k->rq_of(this_cpu);
+  cpu_charge(waker_rq, k->machine_.costs.ttwu_ns);
+  p->stats.nr_wakeups++;
+  if (p->on_rq) {
+    // ttwu_runnable(): still queued (delayed dequeue, or not yet switched out).
+    rq* rq = k->rq_of(p->cpu);
+    update_rq_clock(rq);
+    if (p->se.sched_delayed) {
+      p->sched_class->enqueue_task(rq, p, ENQUEUE_DELAYED);
+      sched_info_enqueue(p, rq->clock);
+    }
+    if (rq->curr != p) wakeup_preempt(rq, p, wake_flags);
+    p->__state = TASK_RUNNING;
+    return true;
+  }
+  // record_wakee() for wake_wide().
+  task_struct* waker = waker_rq->curr;
+  if (!waker->is_idle) {
+    const u64 j = k->jiffies();
+    if (j > waker->wakee_flip_decay_ts + static_cast<u64>(k->cfg_.hz)) {
+      waker->wakee_flips >>= 1;
+      waker->wakee_flip_decay_ts = j;
+    }
+    if (waker->last_wakee_pid != p->pid) {
+      waker->last_wakee_pid = p->pid;
+      waker->wakee_flips++;
+    }
+  }
+  const int cpu = select_task_rq(k, p, p->cpu, wake_flags | WF_TTWU, this_cpu);
+  if (cpu != p->cpu) {
+    wake_flags |= WF_MIGRATED;
+    p->stats.nr_migrations++;
+    p->cpu = cpu;
+  }
+  if (k->cfg_.feat(__SCHED_FEAT_TTWU_QUEUE) && ttwu_queue_cond(k, cpu, this_cpu)) {
+    rq* target = k->rq_of(cpu);
+    p->__state = TASK_WAKING;  // a second wakeup finds it pending
+    target->ex.wake_list.push_back(p);
+    smp_send_ipi(k, cpu, IPI_CALL_FUNC);
+    return true;
+  }
+  ttwu_do_activate(k->rq_of(cpu), p, wake_flags);
+  return true;
+}
+
+// wake_up_new_task(): fork balancing, then enqueue with a half-slice initial deadline.
+void wake_up_new_task(Kernel* k, task_struct* p) {
+  const int cpu = select_task_rq(k, p, p->cpu, WF_FORK, k->current_cpu());
+  p->cpu = cpu;
+  rq* rq = k->rq_of(cpu);
+  update_rq_clock(rq);
+  p->__state = TASK_RUNNING;
+  activate_task(rq, p, ENQUEUE_INITIAL);
+  wakeup_preempt(rq, p, WF_FORK);
+}
+
+// pick_next_task(): the classes in priority order; the idle class always has a task.
+static task_struct* pick_next_task(rq* rq, task_struct* prev) {
+  static const sched_class* const classes[] = {&rt_sched_class, &fair_sched_class,
+                                               &idle_sched_class};
+  for (;;) {
+    for (const sched_class* c : classes) {
+      // About to go idle: pull work first (pick_next_task_fair's sched_balance_newidle()).
+      if (c == &idle_sched_class && sched_balance_newidle(rq)) break;
+      task_struct* p = c->pick_task(rq);
+      if (!p) continue;
+      if (p != prev) {
+        prev->sched_class->put_prev_task(rq, prev);
+        p->sched_class->set_next_task(rq, p, true);
+      }
+      return p;
+    }
+  }
+}
+
+// __schedule(): every way into the scheduler ends here. `preempt` is true for involuntary
+// entries (interrupt return with need-resched), false for blocking and yield.
+void __schedule(rq* rq, bool preempt) {
+  Kernel* k = rq->k;
+  task_struct* prev = rq->curr;
+  update_rq_clock(rq);
+  prev->thread_flags &= ~(TIF_NEED_RESCHED | TIF_NEED_RESCHED_LAZY);  // clear_tsk_need_resched
+  bool blocked = false;
+  if (!preempt && prev->__state != TASK_RUNNING && !prev->is_idle) {
+    // try_to_block_task(): a delayed fair task stays queued (p->on_rq) but is not runnable.
+    // A dying task is dequeued for good: no delayed dequeue (DEQUEUE_SPECIAL).
+    const int flags = DEQUEUE_SLEEP | (prev->__state == TASK_DEAD ? DEQUEUE_SPECIAL : 0);
+    if (prev->sched_class->dequeue_task(rq, prev, flags)) prev->on_rq = false;
+    blocked = true;
+  }
+  task_struct* next = pick_next_task(rq, prev);
+  if (next == prev) return;
+  rq->nr_switches++;
+  if (!prev->is_idle) {
+    if (blocked)
+      prev->stats.nr_switches_voluntary++;
+    else
+      prev->stats.nr_switches_involuntary++;
+    if (preempt && prev->user && prev->user->locks_held > 0) {
+      prev->stats.nr_lock_holder_preemptions++;
+      prev->stats.lhp_since = rq->clock;
+    }
+  }
+  prev->on_cpu = false;
+  next->on_cpu = true;
+  rq->curr = next;
+  cpu_switch(rq, prev, next, k->now());
+  cpu_charge(rq, k->machine_.costs.context_switch_ns);
+}
+
+void schedule(rq* rq, bool preempt) {
+  do {
+    __schedule(rq, preempt);
+  } while (test_tsk_need_resched(rq->curr));
+}
+
+// do_sched_yield(): the class moves curr back, then schedule() picks again.
+void do_sched_yield(rq* rq) {
+  update_rq_clock(rq);
+  rq->curr->sched_class->yield_task(rq);
+  schedule(rq, false);
+}
+
+// sched_tick(): called from the tick interrupt with rq == this CPU.
+void sched_tick(rq* rq) {
+  task_struct* curr = rq->curr;
+  update_rq_clock(rq);
+  // Lazy -> hard upgrade (6.13+): a lazy request pending for a whole tick becomes urgent.
+  if (rq->k->cfg_.preempt == PreemptModel::Lazy && (curr->thread_flags & TIF_NEED_RESCHED_LAZY))
+    resched_curr(rq);
+  curr->sched_class->task_tick(rq, curr, 0);
+  sched_balance_trigger(rq);
+}
+
+}  // namespace kernel

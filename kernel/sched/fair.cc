@@ -1,0 +1,469 @@
+// The fair class: EEVDF (vruntime, lag, virtual deadline, eligibility, slice protection,
+// placement, delayed dequeue, yield), mirroring kernel/sched/fair.c of v6.12, v6.18, v7.0.
+// Balancing and wakeup CPU selection live in fair_balance.cc.
+#include <algorithm>
+#include <cassert>
+
+#include "kernel/kernel.h"
+#include "kernel/sched/sched.h"
+
+namespace kernel {
+
+namespace {
+
+inline bool v612(const Kernel* k) { return k->cfg_.version == KernelVersion::V6_12; }
+inline bool v70(const Kernel* k) { return k->cfg_.version == KernelVersion::V7_0; }
+inline bool feat(const rq* rq, sched_feat_bit b) { return rq->k->cfg_.feat(b); }
+inline rq* rq_of(cfs_rq* cfs) { return cfs->rq; }
+inline s64 entity_key(cfs_rq* cfs, const sched_entity* se) {
+  return static_cast<s64>(se->vruntime - cfs->zero_vruntime);
+}
+inline bool entity_before(const sched_entity* a, const sched_entity* b) {
+  return static_cast<s64>(a->deadline - b->deadline) < 0;
+}
+
+}  // namespace
+
+// __calc_delta(delta, NICE_0, lw): delta * 1024 / w with the kernel's 32-bit inverse weight,
+// so vruntime advances bit-exactly as in Linux (fact = 1024 * inv, renormalised to 32 bits).
+u64 calc_delta_fair(u64 delta, const sched_entity* se) {
+  if (se->load.weight == NICE_0_LOAD) return delta;
+  u64 fact = static_cast<u64>(NICE_0_LOAD) * se->load.inv_weight;
+  int shift = 32;
+  if (u64 hi = fact >> 32) {
+    const int fs = 64 - __builtin_clzll(hi);  // fls()
+    shift -= fs;
+    fact >>= fs;
+  }
+  return static_cast<u64>((static_cast<unsigned __int128>(delta) * fact) >> shift);
+}
+
+// sysctl_sched_base_slice = normalized x (1 + ilog2(min(ncpus, 8))) under LOG scaling.
+u64 sysctl_sched_base_slice(const Kernel* k) { return k->base_slice_ns; }
+
+// avg_vruntime_add/sub: sum_w_vruntime = Sum w_i * (v_i - v0) over tree entities, so that
+// V = v0 + Sum w_i (v_i - v0) / Sum w_i without overflow.
+static void avg_vruntime_add(cfs_rq* cfs, sched_entity* se) {
+  const s64 w = static_cast<s64>(se->load.weight);
+  cfs->sum_w_vruntime += entity_key(cfs, se) * w;
+  cfs->sum_weight += w;
+}
+static void avg_vruntime_sub(cfs_rq* cfs, sched_entity* se) {
+  const s64 w = static_cast<s64>(se->load.weight);
+  cfs->sum_w_vruntime -= entity_key(cfs, se) * w;
+  cfs->sum_weight -= w;
+}
+
+// avg_vruntime(): V, the weighted average vruntime of the queued entities incl. curr.
+// Division floors (biased left) like the kernel's. The reference v0 then moves to V
+// (7.0's update_zero_vruntime; older kernels used min_vruntime, which only changes rounding).
+u64 avg_vruntime(cfs_rq* cfs) {
+  sched_entity* curr = cfs->curr;
+  s64 avg = cfs->sum_w_vruntime;
+  s64 load = cfs->sum_weight;
+  if (curr && curr->on_rq) {
+    const s64 w = static_cast<s64>(curr->load.weight);
+    avg += entity_key(cfs, curr) * w;
+    load += w;
+  }
+  if (load) {
+    if (avg < 0) avg -= (load - 1);
+    avg /= load;
+  }
+  const u64 v = cfs->zero_vruntime + static_cast<u64>(avg);
+  // Re-base: Sum w_i (v_i - v0') = Sum w_i (v_i - v0) - W_tree * (v0' - v0).
+  cfs->sum_w_vruntime -= cfs->sum_weight * avg;
+  cfs->zero_vruntime = v;
+  return v;
+}
+
+// vruntime_eligible(): lag >= 0, i.e. v <= V, tested without dividing:
+// Sum w_j (v_j - v0) >= (v - v0) * Sum w_j.
+static bool vruntime_eligible(cfs_rq* cfs, u64 vruntime) {
+  sched_entity* curr = cfs->curr;
+  s64 avg = cfs->sum_w_vruntime;
+  s64 load = cfs->sum_weight;
+  if (curr && curr->on_rq) {
+    const s64 w = static_cast<s64>(curr->load.weight);
+    avg += entity_key(cfs, curr) * w;
+    load += w;
+  }
+  return avg >= static_cast<s64>(vruntime - cfs->zero_vruntime) * load;
+}
+
+bool entity_eligible(cfs_rq* cfs, sched_entity* se) { return vruntime_eligible(cfs, se->vruntime); }
+
+static u64 cfs_rq_max_slice(cfs_rq* cfs) {
+  u64 m = (cfs->curr && cfs->curr->on_rq) ? cfs->curr->slice : 0;
+  for (task_struct* p : cfs->timeline) m = std::max(m, p->se.slice);
+  return m;
+}
+
+static u64 cfs_rq_min_slice(cfs_rq* cfs) {
+  u64 m = (cfs->curr && cfs->curr->on_rq) ? cfs->curr->slice : ~0ULL;
+  for (task_struct* p : cfs->timeline) m = std::min(m, p->se.slice);
+  return m;
+}
+
+// update_entity_lag(): vlag = V - v, clamped so a long sleeper or hog cannot bank or owe
+// more than about a slice. 6.12-6.19: max(2*slice, TICK_NSEC); 7.0: max_slice + TICK_NSEC.
+static void update_entity_lag(cfs_rq* cfs, sched_entity* se) {
+  Kernel* k = rq_of(cfs)->k;
+  const u64 tick = static_cast<u64>(k->cfg_.tick_nsec());
+  const u64 lim = v70(k) ? cfs_rq_max_slice(cfs) + tick : std::max(2 * se->slice, tick);
+  const s64 limit = static_cast<s64>(calc_delta_fair(lim, se));
+  const s64 vlag = static_cast<s64>(avg_vruntime(cfs) - se->vruntime);
+  se->vlag = std::clamp(vlag, -limit, limit);
+}
+
+static void __enqueue_entity(cfs_rq* cfs, sched_entity* se) {
+  avg_vruntime_add(cfs, se);
+  se->tree_seq = cfs->tree_seq++;
+  cfs->timeline.push_back(se->owner);
+}
+
+static void __dequeue_entity(cfs_rq* cfs, sched_entity* se) {
+  auto& tl = cfs->timeline;
+  auto it = std::find(tl.begin(), tl.end(), se->owner);
+  assert(it != tl.end() && "dequeue of an entity not in the tree");
+  *it = tl.back();
+  tl.pop_back();
+  avg_vruntime_sub(cfs, se);
+}
+
+// Slice protection. 6.12: RUN_TO_PARITY marks the pick by vlag == deadline. 6.18+: vprot,
+// the end of the protected window, set when the entity becomes curr (set_protect_slice()).
+static void set_protect_slice(cfs_rq* cfs, sched_entity* se) {
+  Kernel* k = rq_of(cfs)->k;
+  if (v612(k)) {
+    se->vlag = static_cast<s64>(se->deadline);
+    return;
+  }
+  u64 slice = feat(rq_of(cfs), __SCHED_FEAT_RUN_TO_PARITY) ? cfs_rq_min_slice(cfs)
+                                                           : k->cfg_.base_slice_ns;
+  slice = std::min(slice, se->slice);
+  if (slice != se->slice)
+    se->vprot = std::min<u64>(se->deadline, se->vruntime + calc_delta_fair(slice, se),
+                              [](u64 a, u64 b) { return static_cast<s64>(a - b) < 0; });
+  else
+    se->vprot = se->deadline;
+}
+
+static bool protect_slice(cfs_rq* cfs, sched_entity* se) {
+  if (v612(rq_of(cfs)->k))
+    return feat(rq_of(cfs), __SCHED_FEAT_RUN_TO_PARITY) &&
+           se->vlag == static_cast<s64>(se->deadline);
+  return static_cast<s64>(se->vprot - se->vruntime) > 0;
+}
+
+static void cancel_protect_slice(sched_entity* se, const Kernel* k) {
+  if (v612(k)) {
+    if (se->vlag == static_cast<s64>(se->deadline)) se->vlag = static_cast<s64>(se->deadline) + 1;
+  } else {
+    se->vprot = se->vruntime;
+  }
+}
+
+// update_protect_slice() (6.18+): shrink, never extend, to the smallest queued slice.
+static void update_protect_slice(cfs_rq* cfs, sched_entity* se) {
+  const u64 slice = cfs_rq_min_slice(cfs);
+  const u64 v = se->vruntime + calc_delta_fair(slice, se);
+  if (static_cast<s64>(v - se->vprot) < 0) se->vprot = v;
+}
+
+// __pick_eevdf(): the eligible entity with the earliest virtual deadline; curr keeps the
+// CPU while protected. The kernel descends an rb-tree augmented with min_vruntime; a scan
+// of the (small) array gives the same entity.
+sched_entity* pick_eevdf(cfs_rq* cfs, bool protect) {
+  sched_entity* curr = cfs->curr;
+  if (cfs->nr_queued == 1) {
+    if (curr && curr->on_rq) return curr;
+    return cfs->timeline.empty() ? nullptr : &cfs->timeline.front()->se;
+  }
+  if (curr && (!curr->on_rq || !entity_eligible(cfs, curr))) curr = nullptr;
+  if (curr && protect && protect_slice(cfs, curr)) return curr;
+  sched_entity* best = nullptr;
+  for (task_struct* p : cfs->timeline) {
+    sched_entity* se = &p->se;
+    if (best && (entity_before(best, se) ||
+                 (best->deadline == se->deadline && best->tree_seq < se->tree_seq)))
+      continue;
+    if (!entity_eligible(cfs, se)) continue;
+    best = se;
+  }
+  if (!best || (curr && entity_before(curr, best))) best = curr;
+  return best;
+}
+
+// update_deadline(): once the request (slice) is consumed, ask for a new one from the
+// current vruntime and report it so update_curr() can reschedule.
+static bool update_deadline(cfs_rq* cfs, sched_entity* se) {
+  if (static_cast<s64>(se->vruntime - se->deadline) < 0) return false;
+  if (!se->custom_slice) se->slice = sysctl_sched_base_slice(rq_of(cfs)->k);
+  se->deadline = se->vruntime + calc_delta_fair(se->slice, se);
+  return true;
+}
+
+// 6.12 did_preempt_short(): protection was cancelled (or lost) and curr is ineligible.
+static bool did_preempt_short(cfs_rq* cfs, sched_entity* curr) {
+  if (!feat(rq_of(cfs), __SCHED_FEAT_PREEMPT_SHORT)) return false;
+  if (curr->vlag == static_cast<s64>(curr->deadline)) return false;
+  return !entity_eligible(cfs, curr);
+}
+
+// update_curr(): charge the time since exec_start to curr, advance vruntime, and request a
+// reschedule when the slice is used up or curr left its protected window.
+static void update_curr(cfs_rq* cfs) {
+  sched_entity* curr = cfs->curr;
+  if (!curr) return;
+  rq* rq = rq_of(cfs);
+  const s64 delta = static_cast<s64>(rq->clock - curr->exec_start);
+  if (delta <= 0) return;
+  curr->exec_start = rq->clock;
+  curr->sum_exec_runtime += static_cast<u64>(delta);
+  curr->vruntime += calc_delta_fair(static_cast<u64>(delta), curr);
+  const bool resched = update_deadline(cfs, curr);
+  if (cfs->nr_queued == 1) return;
+  if (v612(rq->k)) {
+    if (resched || did_preempt_short(cfs, curr)) resched_curr(rq);
+  } else if (resched || !protect_slice(cfs, curr)) {
+    resched_curr_lazy(rq);
+  }
+}
+
+static void update_curr_fair(rq* rq) { update_curr(&rq->cfs); }
+
+// place_entity(): put a waking, new or migrating entity at V minus its lag, the lag inflated
+// so it survives the shift of V that adding this entity causes:
+//   V' = (W*V + w*v)/(W + w), v = V' - lag  =>  lag_at_V = lag * (W + w) / W.
+static void place_entity(cfs_rq* cfs, sched_entity* se, int flags) {
+  rq* rq = rq_of(cfs);
+  const u64 vruntime = avg_vruntime(cfs);
+  s64 lag = 0;
+  if (!se->custom_slice) se->slice = sysctl_sched_base_slice(rq->k);
+  u64 vslice = calc_delta_fair(se->slice, se);
+  if (feat(rq, __SCHED_FEAT_PLACE_LAG) && cfs->nr_queued && se->vlag) {
+    sched_entity* curr = cfs->curr;
+    lag = se->vlag;
+    s64 load = cfs->sum_weight;
+    if (curr && curr->on_rq) load += static_cast<s64>(curr->load.weight);
+    lag *= load + static_cast<s64>(se->load.weight);
+    if (load == 0) load = 1;
+    lag /= load;
+  }
+  se->vruntime = vruntime - static_cast<u64>(lag);
+  if (se->rel_deadline) {
+    se->deadline += se->vruntime;
+    se->rel_deadline = false;
+    return;
+  }
+  if (feat(rq, __SCHED_FEAT_PLACE_DEADLINE_INITIAL) && (flags & ENQUEUE_INITIAL)) vslice /= 2;
+  se->deadline = se->vruntime + vslice;
+}
+
+static void enqueue_entity(cfs_rq* cfs, sched_entity* se, int flags) {
+  const bool curr = cfs->curr == se;
+  if (curr) place_entity(cfs, se, flags);
+  update_curr(cfs);
+  if (!curr) place_entity(cfs, se, flags);
+  cfs->load += se->load.weight;
+  cfs->nr_queued++;
+  se->on_rq = true;
+  if (!curr) __enqueue_entity(cfs, se);
+}
+
+// requeue_delayed_entity(): a delayed (still queued) task is woken in place. DELAY_ZERO:
+// positive lag it earned while delayed is dropped and it is placed again.
+static void requeue_delayed_entity(cfs_rq* cfs, sched_entity* se) {
+  rq* rq = rq_of(cfs);
+  if (feat(rq, __SCHED_FEAT_DELAY_ZERO)) {
+    update_entity_lag(cfs, se);
+    if (se->vlag > 0) {
+      cfs->nr_queued--;
+      if (se != cfs->curr) __dequeue_entity(cfs, se);
+      se->vlag = 0;
+      place_entity(cfs, se, 0);
+      if (se != cfs->curr) __enqueue_entity(cfs, se);
+      cfs->nr_queued++;
+    }
+  }
+  se->sched_delayed = false;
+  cfs->h_nr_runnable++;
+  add_nr_running(rq, 1);
+}
+
+static void enqueue_task_fair(rq* rq, task_struct* p, int flags) {
+  sched_entity* se = &p->se;
+  if (flags & ENQUEUE_DELAYED) {
+    requeue_delayed_entity(&rq->cfs, se);
+    return;
+  }
+  enqueue_entity(&rq->cfs, se, flags);
+  rq->cfs.h_nr_runnable++;
+  add_nr_running(rq, 1);
+}
+
+// dequeue_entity(): returns false when DELAY_DEQUEUE keeps an ineligible sleeper queued to
+// burn off its negative lag.
+static bool dequeue_entity(cfs_rq* cfs, sched_entity* se, int flags) {
+  rq* rq = rq_of(cfs);
+  const bool sleep = flags & DEQUEUE_SLEEP;
+  update_curr(cfs);
+  if (!(flags & DEQUEUE_DELAYED)) {
+    const bool delay = sleep && !(flags & DEQUEUE_SPECIAL);
+    if (feat(rq, __SCHED_FEAT_DELAY_DEQUEUE) && delay && !entity_eligible(cfs, se)) {
+      se->sched_delayed = true;
+      cfs->h_nr_runnable--;
+      sub_nr_running(rq, 1);
+      return false;
+    }
+  }
+  update_entity_lag(cfs, se);
+  if (feat(rq, __SCHED_FEAT_PLACE_REL_DEADLINE) && !sleep) {
+    se->deadline -= se->vruntime;
+    se->rel_deadline = true;
+  }
+  if (se != cfs->curr) __dequeue_entity(cfs, se);
+  se->on_rq = false;
+  cfs->load -= se->load.weight;
+  cfs->nr_queued--;
+  if (flags & DEQUEUE_DELAYED) {
+    se->sched_delayed = false;
+    if (feat(rq, __SCHED_FEAT_DELAY_ZERO) && se->vlag > 0) se->vlag = 0;
+  }
+  return true;
+}
+
+static bool dequeue_task_fair(rq* rq, task_struct* p, int flags) {
+  const bool was_delayed = p->se.sched_delayed;
+  if (!dequeue_entity(&rq->cfs, &p->se, flags)) return false;
+  if (!was_delayed) {
+    rq->cfs.h_nr_runnable--;
+    sub_nr_running(rq, 1);
+  }
+  return true;
+}
+
+static void set_next_entity(cfs_rq* cfs, sched_entity* se, bool first) {
+  if (se->on_rq) __dequeue_entity(cfs, se);
+  if (first) set_protect_slice(cfs, se);
+  cfs->curr = se;
+  se->exec_start = rq_of(cfs)->clock;
+  se->prev_sum_exec_runtime = se->sum_exec_runtime;
+}
+
+static void put_prev_entity(cfs_rq* cfs, sched_entity* prev) {
+  if (prev->on_rq) {
+    update_curr(cfs);
+    __enqueue_entity(cfs, prev);
+  }
+  cfs->curr = nullptr;
+}
+
+// pick_task_fair(): a picked delayed entity is finally dequeued and the pick restarts.
+static task_struct* pick_task_fair(rq* rq) {
+  cfs_rq* cfs = &rq->cfs;
+  for (;;) {
+    if (!cfs->nr_queued) return nullptr;
+    if (cfs->curr && cfs->curr->on_rq) update_curr(cfs);
+    sched_entity* se = pick_eevdf(cfs, true);
+    if (!se) return nullptr;
+    if (se->sched_delayed) {
+      task_struct* p = se->owner;
+      dequeue_entity(cfs, se, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
+      p->on_rq = false;  // __block_task()
+      continue;
+    }
+    return se->owner;
+  }
+}
+
+static void put_prev_task_fair(rq* rq, task_struct* p) { put_prev_entity(&rq->cfs, &p->se); }
+
+static void set_next_task_fair(rq* rq, task_struct* p, bool first) {
+  set_next_entity(&rq->cfs, &p->se, first);
+}
+
+// yield_task_fair(): 6.12 pushes the deadline one slice out; 6.18+ forfeits the rest of
+// the request (vruntime = deadline) when eligible, then asks for a new one.
+static void yield_task_fair(rq* rq) {
+  if (rq->nr_running == 1) return;
+  cfs_rq* cfs = &rq->cfs;
+  sched_entity* se = &rq->curr->se;
+  update_curr(cfs);
+  if (v612(rq->k)) {
+    se->deadline += calc_delta_fair(se->slice, se);
+    return;
+  }
+  if (entity_eligible(cfs, se)) {
+    se->vruntime = se->deadline;
+    se->deadline += calc_delta_fair(se->slice, se);
+  }
+}
+
+// wakeup_preempt_fair() (7.0; check_preempt_wakeup_fair() before 6.19): preempt only if the
+// wakee is the eligible entity with the earliest deadline once curr's protection is honoured.
+static void wakeup_preempt_fair(rq* rq, task_struct* p, int wake_flags) {
+  task_struct* curr = rq->curr;
+  sched_entity* se = &curr->se;
+  sched_entity* pse = &p->se;
+  cfs_rq* cfs = &rq->cfs;
+  Kernel* k = rq->k;
+  if (se == pse) return;
+  if (test_tsk_need_resched(curr)) return;
+  if (!feat(rq, __SCHED_FEAT_WAKEUP_PREEMPTION)) return;
+  const bool curr_idle = curr->policy == SCHED_IDLE, p_idle = p->policy == SCHED_IDLE;
+  if (curr_idle && !p_idle) {
+    cancel_protect_slice(se, k);
+    goto preempt;
+  }
+  if (curr_idle != p_idle) return;
+  if (p->policy != SCHED_NORMAL) return;  // BATCH and IDLE wakees do not preempt
+  update_curr(cfs);
+  if (v612(k)) {
+    // do_preempt_short(): a shorter-slice wakee cancels RUN_TO_PARITY.
+    if (feat(rq, __SCHED_FEAT_PREEMPT_SHORT) && pse->slice < se->slice &&
+        entity_eligible(cfs, pse) && (entity_before(pse, se) || !entity_eligible(cfs, se)))
+      cancel_protect_slice(se, k);
+    if (pick_eevdf(cfs, true) == pse) goto preempt;
+    return;
+  }
+  if (feat(rq, __SCHED_FEAT_PREEMPT_SHORT) && pse->slice < se->slice) {
+    if (pick_eevdf(cfs, false) == pse) {
+      cancel_protect_slice(se, k);
+      goto preempt;
+    }
+    if (!v70(k) && feat(rq, __SCHED_FEAT_RUN_TO_PARITY)) update_protect_slice(cfs, se);
+  }
+  if (v70(k) && ((wake_flags & WF_FORK) || pse->sched_delayed)) return;
+  if (pick_eevdf(cfs, true) == pse) goto preempt;
+  if (v70(k) && feat(rq, __SCHED_FEAT_RUN_TO_PARITY)) update_protect_slice(cfs, se);
+  return;
+preempt:
+  if (v612(k))
+    resched_curr(rq);
+  else
+    resched_curr_lazy(rq);
+}
+
+// task_tick_fair(): the tick charges curr; an hrtick expiry (queued) always reschedules.
+static void task_tick_fair(rq* rq, task_struct* curr, int queued) {
+  update_curr(&rq->cfs);
+  if (queued) resched_curr_lazy(rq);
+}
+
+const sched_class fair_sched_class = {
+    "fair",
+    enqueue_task_fair,
+    dequeue_task_fair,
+    yield_task_fair,
+    wakeup_preempt_fair,
+    pick_task_fair,
+    put_prev_task_fair,
+    set_next_task_fair,
+    select_task_rq_fair,
+    task_tick_fair,
+    update_curr_fair,
+};
+
+}  // namespace kernel

@@ -1,0 +1,313 @@
+// Scheduler internal types, mirroring kernel/sched/sched.h and include/linux/sched.h
+// (v6.12 .. v7.0): task_struct, sched_entity, cfs_rq, rt_rq, rq and struct sched_class.
+// Owned by the Kernel object; mutated only from kernel/ on the engine's single thread.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernel/config.h"
+#include "kernel/uapi.h"
+#include "sim/engine.h"
+#include "sim/rng.h"
+
+namespace hw { struct Machine; }
+
+namespace kernel {
+
+class Kernel;
+struct rq;
+struct task_struct;
+struct sched_domain;
+
+using u64 = uint64_t;
+using s64 = int64_t;
+
+inline constexpr int MAX_RT_PRIO = 100;
+inline constexpr int DEFAULT_PRIO = 120;
+inline constexpr unsigned long NICE_0_LOAD = 1024;  // scale_load_down()'d: see calc_delta_fair
+inline constexpr unsigned long WEIGHT_IDLEPRIO = 3;
+inline constexpr uint32_t WMULT_IDLEPRIO = 1431655765;
+
+inline constexpr unsigned TASK_RUNNING = 0;
+inline constexpr unsigned TASK_INTERRUPTIBLE = 1;
+inline constexpr unsigned TASK_DEAD = 0x80;
+inline constexpr unsigned TASK_WAKING = 0x200;
+
+// Thread-info flags (include/linux/thread_info.h): the two need-resched bits of 6.13+.
+enum : unsigned { TIF_NEED_RESCHED = 1u << 0, TIF_NEED_RESCHED_LAZY = 1u << 1 };
+
+// enqueue/dequeue flags (kernel/sched/sched.h).
+enum : int {
+  DEQUEUE_SLEEP = 0x01,
+  DEQUEUE_SAVE = 0x02,
+  DEQUEUE_MIGRATING = 0x100,
+  DEQUEUE_DELAYED = 0x200,
+  DEQUEUE_SPECIAL = 0x400,
+  ENQUEUE_WAKEUP = 0x01,
+  ENQUEUE_RESTORE = 0x02,
+  ENQUEUE_HEAD = 0x10,
+  ENQUEUE_MIGRATED = 0x40,
+  ENQUEUE_INITIAL = 0x80,
+  ENQUEUE_DELAYED = 0x200,
+};
+// wake flags (WF_*).
+enum : int { WF_EXEC = 0x02, WF_FORK = 0x04, WF_TTWU = 0x08, WF_SYNC = 0x10, WF_MIGRATED = 0x20 };
+
+struct load_weight {
+  unsigned long weight = NICE_0_LOAD;
+  uint32_t inv_weight = 4194304;  // sched_prio_to_wmult[]: 2^32 / weight
+};
+
+// EEVDF entity. Virtual times in ns of virtual time; compared with signed wrap-around.
+struct sched_entity {
+  load_weight load;
+  u64 vruntime = 0;
+  u64 deadline = 0;
+  u64 vprot = 0;       // 6.18+: end of the protected (run-to-parity) window
+  u64 slice = 0;
+  s64 vlag = 0;        // 6.12 also uses vlag == deadline as the RUN_TO_PARITY marker
+  u64 exec_start = 0;
+  u64 sum_exec_runtime = 0;
+  u64 prev_sum_exec_runtime = 0;
+  bool on_rq = false;
+  bool sched_delayed = false;
+  bool rel_deadline = false;
+  bool custom_slice = false;
+  u64 tree_seq = 0;    // insertion order: the rb-tree puts equal deadlines later inserts right
+  task_struct* owner = nullptr;  // task_of(se): entities are tasks only (no group entities yet)
+};
+
+struct sched_rt_entity {
+  int time_slice = 0;  // RR ticks left
+  bool on_rq = false;
+};
+
+// Where the task's CPU is in its program when it is not running user code: what
+// the simulated CPU resumes when the task is next current. Simulator-only.
+enum class ExecKind : uint8_t {
+  Start,        // program not yet started
+  Compute,      // user work left: exec_remaining_ns
+  Spin,         // spinning in user mode while *spin_word == spin_val
+  SyscallRet,   // returning from a syscall with syscall_ret
+  Dead,
+};
+
+struct task_stats {
+  u64 nr_switches_voluntary = 0;    // nvcsw
+  u64 nr_switches_involuntary = 0;  // nivcsw
+  u64 nr_wakeups = 0;
+  u64 nr_migrations = 0;
+  u64 nr_lock_holder_preemptions = 0;
+  u64 wait_sum_ns = 0;        // time runnable on a runqueue, not running
+  u64 wait_max_ns = 0;
+  u64 wait_count = 0;
+  u64 spin_ns = 0;            // user time spent spinning on a word
+  u64 wait_start = 0;         // valid while queued and not running
+  u64 nr_syscalls = 0;
+  u64 run_ns = 0;             // wall time as rq->curr (user + kernel), closed at switch-out
+  u64 last_arrival = 0;       // valid while running: when it became rq->curr
+  u64 lock_held_preempted_ns = 0;  // time off-CPU after a preemption while holding a lock
+  u64 lhp_since = 0;          // valid while preempted holding a lock
+};
+
+struct task_struct {
+  Kernel* kern = nullptr;
+  int pid = 0;
+  int tgid = 0;
+  unsigned __state = 0;              // TASK_RUNNING (0) or TASK_INTERRUPTIBLE
+  std::string comm;
+  int policy = SCHED_NORMAL;
+  int nice = 0;
+  int rt_priority = 0;
+  int prio = DEFAULT_PRIO;           // effective: 99 - rt_priority for RT, 120 + nice for fair
+  const struct sched_class* sched_class = nullptr;
+  sched_entity se;
+  sched_rt_entity rt;
+  unsigned thread_flags = 0;         // TIF_*
+  int cpu = 0;                       // task_cpu(): the rq it is on or last ran on
+  bool on_cpu = false;
+  bool on_rq = false;                // TASK_ON_RQ_QUEUED (includes sched_delayed)
+  bool is_idle = false;              // the per-CPU idle task (swapper)
+  bool exited = false;
+  std::vector<uint8_t> cpus_mask;    // allowed CPUs (1 = allowed)
+  int nr_cpus_allowed = 0;
+  int recent_used_cpu = -1;
+  int last_wakee_pid = -1;
+  unsigned wakee_flips = 0;
+  u64 wakee_flip_decay_ts = 0;
+
+  // Simulated CPU state of this task (valid when it is not running user code).
+  ExecKind exec = ExecKind::Start;
+  s64 exec_remaining_ns = 0;
+  UserWord* spin_word = nullptr;
+  int64_t spin_val = 0;
+  task_struct* spin_next = nullptr;  // intrusive list of spinners on spin_word
+  task_struct* spin_prev = nullptr;
+  int64_t syscall_ret = 0;
+  UserContext* user = nullptr;       // the program (owned by Kernel)
+  sim::Timer sleep_timer;            // hrtimer of nanosleep
+  task_struct* futex_next = nullptr; // futex wait queue link
+  UserWord* futex_word = nullptr;
+
+  task_stats stats;
+};
+
+// An entity in the fair runqueue "tree". The kernel's augmented rb-tree becomes a flat
+// array here: runqueues hold few entities, and the pick result is the same (the eligible
+// entity with the earliest deadline, ties to the earlier insertion). docs/model.md.
+struct cfs_rq {
+  struct rq* rq = nullptr;     // the rq this cfs_rq belongs to (rq_of())
+  unsigned long load = 0;      // sum of weights of queued entities (incl. curr)
+  unsigned nr_queued = 0;      // incl. curr and delayed entities
+  unsigned h_nr_runnable = 0;  // excludes delayed entities
+  s64 sum_w_vruntime = 0;      // sum of w_i * (v_i - zero_vruntime) over tree entities
+  s64 sum_weight = 0;          // sum of w_i over tree entities
+  u64 zero_vruntime = 0;       // reference point of the sum (7.0 name; min_vruntime before)
+  sched_entity* curr = nullptr;
+  std::vector<task_struct*> timeline;  // queued entities except curr
+  u64 tree_seq = 0;
+};
+
+struct rt_rq {
+  std::array<std::vector<task_struct*>, MAX_RT_PRIO> queue;  // FIFO per prio; curr stays queued
+  std::array<uint64_t, 2> bitmap{};
+  unsigned rt_nr_running = 0;
+  int highest_prio = MAX_RT_PRIO;
+};
+
+// struct sched_class: the operations of one scheduling class, in priority order rt > fair > idle.
+struct sched_class {
+  const char* name;
+  // activate_task/ttwu/migration; rq current.
+  void (*enqueue_task)(rq* rq, task_struct* p, int flags);
+  // deactivate_task/__schedule (block)/migration. Returns false if the task stays queued
+  // (fair DELAY_DEQUEUE).
+  bool (*dequeue_task)(rq* rq, task_struct* p, int flags);
+  // do_sched_yield; p == rq->curr.
+  void (*yield_task)(rq* rq);
+  // wakeup_preempt() for a wakee of this class while curr is of this class.
+  void (*wakeup_preempt)(rq* rq, task_struct* p, int flags);
+  // pick_next_task: the next task of this class or nullptr. May dequeue delayed entities.
+  task_struct* (*pick_task)(rq* rq);
+  void (*put_prev_task)(rq* rq, task_struct* p);
+  void (*set_next_task)(rq* rq, task_struct* p, bool first);
+  // try_to_wake_up/wake_up_new_task: the CPU to run p on.
+  int (*select_task_rq)(Kernel* k, task_struct* p, int prev_cpu, int wake_flags, int waker_cpu);
+  // sched_tick (queued = 0) and hrtick (queued = 1); p == rq->curr.
+  void (*task_tick)(rq* rq, task_struct* p, int queued);
+  void (*update_curr)(rq* rq);
+};
+
+extern const sched_class rt_sched_class;
+extern const sched_class fair_sched_class;
+extern const sched_class idle_sched_class;
+
+// Simulated CPU mode (what the hardware thread is doing), beside the Linux rq state.
+struct cpu_exec {
+  sim::Time kwork_until = 0;   // kernel work in progress until then (entry, handler, switch)
+  sim::Time user_since = 0;    // user code of curr (re)started at this time
+  bool in_user = false;        // curr is executing user code since user_since
+  sim::Timer resume_timer;     // curr reaches its next program step
+  sim::Timer tick_timer;       // the periodic tick (stopped when idle under NO_HZ)
+  sim::Timer hrtick_timer;     // per-rq hrtick
+  sim::Timer ipi_timer;        // earliest pending IPI arrival
+  unsigned ipi_pending = 0;    // IPI_* bits
+  std::vector<task_struct*> wake_list;  // ttwu_queue_wakelist entries
+  // Accounting (ns).
+  u64 user_ns = 0, sys_ns = 0, irq_idle_ns = 0;
+  u64 busy_since = 0;          // valid while curr != idle
+  u64 busy_ns = 0;             // closed intervals with a task current
+  bool sibling_busy = false;   // SMT sibling has a task current (user work runs slower)
+  uint32_t zero_time_steps = 0;  // program steps run without time passing (livelock guard)
+};
+
+enum : unsigned { IPI_RESCHEDULE = 1u << 0, IPI_CALL_FUNC = 1u << 1, IPI_NOHZ_KICK = 1u << 2 };
+
+struct sched_domain {
+  const char* name;            // SMT, MC, PKG, NUMA
+  int level = 0;
+  int span_weight = 0;
+  std::vector<int> span;       // CPUs, ascending
+  std::vector<std::vector<int>> groups;  // child spans, local group first is not assumed
+  int imbalance_pct = 117;
+  int cache_nice_tries = 1;
+  int busy_factor = 16;
+  bool prefer_sibling = false; // child has SD_PREFER_SIBLING
+  bool share_llc = false;
+  int min_interval = 1, max_interval = 2;  // ms
+  int balance_interval = 1;                // ms
+  u64 last_balance = 0;                    // jiffies
+  unsigned nr_balance_failed = 0;
+};
+
+struct rq {
+  int cpu = 0;
+  Kernel* k = nullptr;
+  unsigned nr_running = 0;
+  cfs_rq cfs;
+  rt_rq rt;
+  task_struct* curr = nullptr;
+  task_struct* idle = nullptr;
+  u64 clock = 0;               // rq_clock(): the engine's now at the last update
+  u64 nr_switches = 0;
+  u64 next_balance = 0;        // jiffies
+  u64 avg_idle = 1000000;      // EWMA of idle durations, ns (initial 2 x 500 us)
+  u64 idle_stamp = 0;
+  std::vector<sched_domain> sd;  // bottom-up
+  cpu_exec ex;
+};
+
+// ---- core.cc ----
+void resched_curr(rq* rq);
+void resched_curr_lazy(rq* rq);
+inline bool test_tsk_need_resched(const task_struct* p) { return p->thread_flags & TIF_NEED_RESCHED; }
+inline bool tif_need_resched_any(const task_struct* p) {
+  return p->thread_flags & (TIF_NEED_RESCHED | TIF_NEED_RESCHED_LAZY);
+}
+void wakeup_preempt(rq* rq, task_struct* p, int flags);
+void activate_task(rq* rq, task_struct* p, int flags);
+void deactivate_task(rq* rq, task_struct* p, int flags);
+void add_nr_running(rq* rq, unsigned n);
+void sub_nr_running(rq* rq, unsigned n);
+void update_rq_clock(rq* rq);
+bool cpus_share_cache(Kernel* k, int a, int b);
+bool available_idle_cpu(Kernel* k, int cpu);
+bool task_allowed_on(const task_struct* p, int cpu);
+void move_queued_task(rq* src, task_struct* p, rq* dst);
+
+// ---- fair.cc ----
+u64 calc_delta_fair(u64 delta, const sched_entity* se);
+u64 avg_vruntime(cfs_rq* cfs_rq);
+bool entity_eligible(cfs_rq* cfs_rq, sched_entity* se);
+sched_entity* pick_eevdf(cfs_rq* cfs_rq, bool protect);
+u64 sysctl_sched_base_slice(const Kernel* k);
+void set_load_weight(task_struct* p);
+
+// ---- topology.cc / fair_balance.cc ----
+void build_sched_domains(Kernel* k);
+int select_task_rq_fair(Kernel* k, task_struct* p, int prev_cpu, int wake_flags, int waker_cpu);
+void sched_balance_trigger(rq* rq);
+bool sched_balance_newidle(rq* rq);
+void nohz_balancer_kick(rq* rq);
+void nohz_idle_balance(rq* rq);
+
+void sched_ttwu_pending(rq* rq);
+bool try_to_wake_up(Kernel* k, task_struct* p, int wake_flags);
+void wake_up_new_task(Kernel* k, task_struct* p);
+void __schedule(rq* rq, bool preempt);
+void schedule(rq* rq, bool preempt);
+void do_sched_yield(rq* rq);
+void sched_tick(rq* rq);
+
+// ---- rt.cc ----
+int select_task_rq_rt(Kernel* k, task_struct* p, int prev_cpu, int wake_flags, int waker_cpu);
+
+inline bool fair_policy(int policy) {
+  return policy == SCHED_NORMAL || policy == SCHED_BATCH || policy == SCHED_IDLE;
+}
+inline bool rt_policy(int policy) { return policy == SCHED_FIFO || policy == SCHED_RR; }
+inline task_struct* task_of(sched_entity* se) { return se->owner; }
+
+}  // namespace kernel

@@ -1,0 +1,90 @@
+// Scheduling domains built from the machine topology, mirroring kernel/sched/topology.c
+// (sd_init, degenerate levels) and the x86 levels SMT -> MC (LLC) -> PKG -> NUMA.
+#include <algorithm>
+
+#include "kernel/kernel.h"
+#include "kernel/sched/sched.h"
+
+namespace kernel {
+
+namespace {
+
+// CPUs whose `id_of` equals that of `cpu`.
+std::vector<int> span_of(const std::vector<int>& id_of, int cpu) {
+  std::vector<int> span;
+  for (int c = 0; c < static_cast<int>(id_of.size()); ++c)
+    if (id_of[c] == id_of[cpu]) span.push_back(c);
+  return span;
+}
+
+// Splits `span` into groups by `child_id` (the child level's id), in order of first CPU.
+std::vector<std::vector<int>> groups_of(const std::vector<int>& span, const std::vector<int>& child_id) {
+  std::vector<std::vector<int>> groups;
+  std::vector<int> ids;
+  for (int c : span) {
+    auto it = std::find(ids.begin(), ids.end(), child_id[c]);
+    if (it == ids.end()) {
+      ids.push_back(child_id[c]);
+      groups.push_back({c});
+    } else {
+      groups[it - ids.begin()].push_back(c);
+    }
+  }
+  return groups;
+}
+
+}  // namespace
+
+// build_sched_domains(): per CPU, bottom-up; a level spanning the same CPUs as its child
+// (or a single CPU) is degenerate and dropped, as sd_degenerate()/sd_parent_degenerate() do.
+void build_sched_domains(Kernel* k) {
+  const hw::Topology& t = k->machine_.topo;
+  const int n = t.nr_cpus;
+  std::vector<int> cpu_id(n), all(n, 0);
+  for (int c = 0; c < n; ++c) cpu_id[c] = c;
+  struct Level {
+    const char* name;
+    const std::vector<int>* id;
+    const std::vector<int>* child;
+    int imbalance_pct;
+    int cache_nice_tries;
+    bool share_llc;
+  };
+  const Level levels[] = {
+      {"SMT", &t.core_of, &cpu_id, 110, 0, true},
+      {"MC", &t.llc_of, &t.core_of, 117, 1, true},
+      {"PKG", &t.socket_of, &t.llc_of, 117, 1, false},
+      {"NUMA", &all, &t.socket_of, 117, 2, false},
+  };
+  for (int cpu = 0; cpu < n; ++cpu) {
+    rq* rq = k->rq_of(cpu);
+    rq->sd.clear();
+    size_t prev_weight = 1;
+    for (const Level& l : levels) {
+      std::vector<int> span = span_of(*l.id, cpu);
+      if (span.size() <= prev_weight) continue;  // degenerate
+      sched_domain sd;
+      sd.name = l.name;
+      sd.level = static_cast<int>(rq->sd.size());
+      sd.span_weight = static_cast<int>(span.size());
+      sd.groups = groups_of(span, *l.child);
+      // A child level may itself have been degenerate: regroup by the nearest real child.
+      if (!rq->sd.empty()) {
+        const auto& child_span = rq->sd.back().span;
+        (void)child_span;
+      }
+      sd.span = std::move(span);
+      sd.imbalance_pct = l.imbalance_pct;
+      sd.cache_nice_tries = l.cache_nice_tries;
+      sd.share_llc = l.share_llc;
+      sd.prefer_sibling = std::string(l.name) != "SMT";  // child has SD_PREFER_SIBLING
+      sd.min_interval = sd.span_weight;
+      sd.max_interval = 2 * sd.span_weight;
+      sd.balance_interval = sd.span_weight;
+      prev_weight = sd.span.size();
+      rq->sd.push_back(std::move(sd));
+    }
+  }
+}
+
+}  // namespace kernel

@@ -1,0 +1,125 @@
+// The syscalls the simulated programs use: sched_yield, nanosleep, clock_nanosleep, futex,
+// getpid, exit. Mirrors kernel/sched/syscalls.c, kernel/time/hrtimer.c, kernel/futex/.
+#include "kernel/syscalls.h"
+
+#include <array>
+
+#include "kernel/cpu_exec.h"
+#include "kernel/kernel.h"
+
+namespace kernel {
+
+namespace {
+
+int64_t sys_ni_syscall(rq*, task_struct*, const UserAction&) { return -ENOSYS; }
+
+std::array<syscall_fn, NR_syscalls>& table() {
+  static std::array<syscall_fn, NR_syscalls> t = [] {
+    std::array<syscall_fn, NR_syscalls> a;
+    a.fill(sys_ni_syscall);
+    return a;
+  }();
+  return t;
+}
+
+int64_t sys_sched_yield(rq* rq, task_struct* p, const UserAction&) {
+  do_sched_yield(rq);
+  return 0;
+}
+
+int64_t sys_getpid(rq*, task_struct* p, const UserAction&) { return p->tgid; }
+
+// hrtimer_nanosleep(): arm the task's hrtimer on this CPU and block until it fires.
+int64_t sleep_until(rq* rq, task_struct* p, sim::Time expires) {
+  Kernel* k = rq->k;
+  if (expires <= k->now()) return 0;
+  cpu_charge(rq, k->machine_.costs.hrtimer_program_ns);
+  p->sleep_timer.arg = static_cast<uint32_t>(rq->cpu);
+  k->engine()->arm(&p->sleep_timer, expires);
+  p->__state = TASK_INTERRUPTIBLE;
+  return 0;
+}
+
+// nanosleep(ns): arg[0] = duration in ns.
+int64_t sys_nanosleep(rq* rq, task_struct* p, const UserAction& a) {
+  if (a.arg[0] < 0) return -EINVAL;
+  return sleep_until(rq, p, rq->k->now() + a.arg[0]);
+}
+
+// clock_nanosleep(CLOCK_MONOTONIC, flags, t): arg[0] = 1 for TIMER_ABSTIME, arg[1] = ns.
+int64_t sys_clock_nanosleep(rq* rq, task_struct* p, const UserAction& a) {
+  if (a.arg[1] < 0) return -EINVAL;
+  const sim::Time t = a.arg[0] ? a.arg[1] : rq->k->now() + a.arg[1];
+  return sleep_until(rq, p, t);
+}
+
+// futex(word, op, val): FUTEX_WAIT blocks iff *word == val (else -EAGAIN); FUTEX_WAKE wakes
+// up to val waiters in FIFO order and returns how many.
+int64_t sys_futex(rq* rq, task_struct* p, const UserAction& a) {
+  UserWord* w = a.word;
+  if (!w) return -EINVAL;
+  if (a.arg[0] == FUTEX_WAIT) {
+    if (w->value != a.arg[1]) return -EAGAIN;
+    p->futex_word = w;
+    p->futex_next = nullptr;
+    if (w->futex_tail)
+      w->futex_tail->futex_next = p;
+    else
+      w->futex_head = p;
+    w->futex_tail = p;
+    p->__state = TASK_INTERRUPTIBLE;
+    return 0;
+  }
+  if (a.arg[0] == FUTEX_WAKE) {
+    int64_t n = 0;
+    while (n < a.arg[1] && w->futex_head) {
+      task_struct* t = w->futex_head;
+      w->futex_head = t->futex_next;
+      if (!w->futex_head) w->futex_tail = nullptr;
+      t->futex_next = nullptr;
+      t->futex_word = nullptr;
+      try_to_wake_up(rq->k, t, 0);
+      ++n;
+    }
+    return n;
+  }
+  return -ENOSYS;
+}
+
+int64_t sys_exit(rq* rq, task_struct* p, const UserAction&) {
+  do_exit(rq, p);
+  return 0;
+}
+
+struct Registrar {
+  Registrar() {
+    register_syscall(NR_sched_yield, sys_sched_yield);
+    register_syscall(NR_nanosleep, sys_nanosleep);
+    register_syscall(NR_clock_nanosleep, sys_clock_nanosleep);
+    register_syscall(NR_futex, sys_futex);
+    register_syscall(NR_getpid, sys_getpid);
+    register_syscall(NR_exit, sys_exit);
+  }
+};
+
+}  // namespace
+
+void register_syscall(int nr, syscall_fn fn) { table()[nr] = fn; }
+
+int64_t invoke_syscall(rq* rq, task_struct* p, const UserAction& a) {
+  static Registrar registrar;
+  if (a.nr < 0 || a.nr >= NR_syscalls) return -ENOSYS;
+  return table()[a.nr](rq, p, a);
+}
+
+// do_exit(): dequeue for good and schedule away; the task never runs again.
+void do_exit(rq* rq, task_struct* p) {
+  spin_unlink(p);
+  p->exited = true;
+  p->exec = ExecKind::Dead;
+  p->__state = TASK_DEAD;
+  rq->k->engine()->cancel(&p->sleep_timer);
+  schedule(rq, /*preempt=*/false);
+}
+
+}  // namespace kernel

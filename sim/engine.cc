@@ -1,0 +1,98 @@
+// The engine's event loop: a 4-ary heap of small POD entries with lazy cancellation.
+#include "sim/engine.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace sim {
+
+namespace {
+constexpr size_t kArity = 4;
+}
+
+Engine::Engine() { heap_.reserve(4096); }
+
+void Engine::arm(Timer* t, Time when) {
+  assert(when >= now_ && "a timer cannot be armed in the past");
+  if (t->armed) ++stale_;
+  ++t->gen;
+  t->armed = true;
+  t->expires = when;
+  push(Entry{when, seq_++, t, t->gen});
+}
+
+void Engine::cancel(Timer* t) {
+  if (!t->armed) return;
+  ++t->gen;
+  t->armed = false;
+  ++stale_;
+}
+
+void Engine::push(const Entry& e) {
+  heap_.push_back(e);
+  size_t i = heap_.size() - 1;
+  while (i > 0) {
+    size_t parent = (i - 1) / kArity;
+    if (!before(e, heap_[parent])) break;
+    heap_[i] = heap_[parent];
+    i = parent;
+  }
+  heap_[i] = e;
+}
+
+void Engine::pop() {
+  const Entry last = heap_.back();
+  heap_.pop_back();
+  const size_t n = heap_.size();
+  if (n == 0) return;
+  size_t i = 0;
+  for (;;) {
+    size_t first = i * kArity + 1;
+    if (first >= n) break;
+    size_t best = first;
+    size_t end = std::min(first + kArity, n);
+    for (size_t c = first + 1; c < end; ++c)
+      if (before(heap_[c], heap_[best])) best = c;
+    if (!before(heap_[best], last)) break;
+    heap_[i] = heap_[best];
+    i = best;
+  }
+  heap_[i] = last;
+}
+
+// Rebuilds the heap from live entries once stale ones outnumber them. Sequence numbers are
+// kept, so the order of events is unchanged.
+void Engine::compact() {
+  std::vector<Entry> live;
+  live.reserve(heap_.capacity());
+  for (const Entry& e : heap_)
+    if (e.timer->armed && e.timer->gen == e.gen) live.push_back(e);
+  heap_.clear();
+  for (const Entry& e : live) push(e);
+  stale_ = 0;
+}
+
+bool Engine::run_until(Time end) {
+  stopped_ = false;
+  while (!heap_.empty()) {
+    if (stale_ > 1024 && stale_ > heap_.size() / 2) compact();
+    if (heap_.empty()) break;
+    const Entry e = heap_.front();
+    if (e.when > end) break;
+    pop();
+    Timer* t = e.timer;
+    if (!t->armed || t->gen != e.gen) {
+      if (stale_ > 0) --stale_;
+      continue;
+    }
+    t->armed = false;
+    now_ = e.when;
+    ++fired_;
+    t->fn(t, now_);
+    if (stopped_) return false;
+  }
+  if (end > now_) now_ = end;
+  return true;
+}
+
+}  // namespace sim

@@ -1,0 +1,71 @@
+// The discrete-event engine: a virtual clock and a queue of re-armable timers.
+// Knows nothing of Linux. Events are totally ordered by (time, insertion sequence), so the
+// same inputs always replay identically. Owned by one run; single-threaded.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "sim/time.h"
+
+namespace sim {
+
+class Engine;
+
+// An intrusive, re-armable event source, owned by whoever embeds it (a CPU, a task).
+// Arming again replaces the earlier expiry; cancel is O(1): the queue drops entries whose
+// generation no longer matches (lazy deletion), so no event is ever searched for.
+struct Timer {
+  using Fn = void (*)(Timer* t, Time now);
+  Fn fn = nullptr;
+  void* ctx = nullptr;   // owner, for the callback
+  uint32_t arg = 0;      // free for the owner (e.g. a CPU number)
+  uint32_t gen = 0;      // bumped on every arm and cancel
+  bool armed = false;    // valid iff an entry with this gen is queued
+  Time expires = 0;      // valid iff armed
+};
+
+class Engine {
+ public:
+  Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  Time now() const { return now_; }
+
+  // Arms t to fire at `when` (>= now()); replaces any earlier arming of t.
+  void arm(Timer* t, Time when);
+  void cancel(Timer* t);
+
+  // Fires events in order while their time is <= end; the clock then reads `end`
+  // (or the time of the event that called stop()). Returns false if stopped early.
+  bool run_until(Time end);
+  // Makes run_until return after the current event.
+  void stop() { stopped_ = true; }
+
+  uint64_t events_fired() const { return fired_; }
+  size_t queued() const { return heap_.size(); }
+
+ private:
+  struct Entry {
+    Time when;
+    uint64_t seq;
+    Timer* timer;
+    uint32_t gen;
+  };
+  static bool before(const Entry& a, const Entry& b) {
+    return a.when < b.when || (a.when == b.when && a.seq < b.seq);
+  }
+  void push(const Entry& e);
+  void pop();
+  void compact();
+
+  Time now_ = 0;
+  uint64_t seq_ = 0;
+  uint64_t fired_ = 0;
+  size_t stale_ = 0;  // entries whose timer was re-armed or cancelled since
+  bool stopped_ = false;
+  std::vector<Entry> heap_;  // 4-ary min-heap on (when, seq)
+};
+
+}  // namespace sim

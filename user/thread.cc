@@ -1,0 +1,16 @@
+// Driving a program: resume its innermost coroutine until it awaits the next action.
+#include "user/thread.h"
+
+namespace user {
+
+kernel::UserAction Thread::resume(int64_t ret, int64_t now, int cpu) {
+  ret_ = ret;
+  now_ = now;
+  cpu_ = cpu;
+  pending_ = kernel::UserAction{};  // Exit unless the program awaits something
+  if (!program_.done()) current_.resume();
+  if (program_.done()) return kernel::UserAction{};
+  return pending_;
+}
+
+}  // namespace user

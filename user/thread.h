@@ -1,0 +1,115 @@
+// A simulated user thread: the program it runs and the calls that program makes. Blocking
+// verbs are awaitables, each one kernel action; memory operations are immediate.
+// Created by a workload, handed to Kernel::create_thread(), then driven by the kernel.
+#pragma once
+#include <coroutine>
+#include <cstdint>
+
+#include "kernel/kernel.h"
+#include "kernel/uapi.h"
+#include "sim/rng.h"
+#include "user/program.h"
+
+namespace user {
+
+using kernel::UserWord;
+
+class Thread : public kernel::UserContext {
+ public:
+  // Awaiting one runs a kernel action and yields its result (syscall return value).
+  struct Action {
+    Thread* t;
+    kernel::UserAction a;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) noexcept {
+      t->pending_ = a;
+      t->current_ = h;
+    }
+    int64_t await_resume() const noexcept { return t->ret_; }
+  };
+
+  Thread(kernel::Kernel* k, sim::Rng rng) : k_(k), rng_(rng) {}
+  // Sets the program; REQUIRES: called once, before the thread is created in the kernel.
+  void start(Program p) {
+    program_ = std::move(p);
+    current_ = program_.handle();
+  }
+
+  // ---- Blocking verbs. ----
+  // Blocks the calling thread until it has done `ns` of user work (preemptible).
+  Action compute(int64_t ns) { return act(kernel::UserAction::Compute, ns); }
+  // Busy-waits in user mode while *w == v; returns once the change is visible here.
+  Action spin_while_eq(UserWord* w, int64_t v) {
+    Action a = act(kernel::UserAction::SpinWhileEq, v);
+    a.a.word = w;
+    return a;
+  }
+  Action sched_yield() { return syscall(kernel::NR_sched_yield); }
+  // Sleeps for `ns` (nanosleep).
+  Action nanosleep(int64_t ns) { return syscall(kernel::NR_nanosleep, ns); }
+  // Sleeps until absolute simulated time `t` (clock_nanosleep with TIMER_ABSTIME).
+  Action sleep_until(int64_t t) { return syscall(kernel::NR_clock_nanosleep, 1, t); }
+  // Blocks while *w == v (FUTEX_WAIT); returns 0 when woken or -EAGAIN.
+  Action futex_wait(UserWord* w, int64_t v) {
+    Action a = syscall(kernel::NR_futex, kernel::FUTEX_WAIT, v);
+    a.a.word = w;
+    return a;
+  }
+  // Wakes up to n waiters of w (FUTEX_WAKE); returns how many.
+  Action futex_wake(UserWord* w, int64_t n) {
+    Action a = syscall(kernel::NR_futex, kernel::FUTEX_WAKE, n);
+    a.a.word = w;
+    return a;
+  }
+  // A generic system call, for syscalls that later proposals add.
+  Action syscall(int nr, int64_t a0 = 0, int64_t a1 = 0, int64_t a2 = 0, int64_t a3 = 0) {
+    Action a{this, {}};
+    a.a.kind = kernel::UserAction::Syscall;
+    a.a.nr = nr;
+    a.a.arg[0] = a0;
+    a.a.arg[1] = a1;
+    a.a.arg[2] = a2;
+    a.a.arg[3] = a3;
+    return a;
+  }
+
+  // ---- Immediate operations. ----
+  int64_t now() const { return now_; }
+  int cpu() const { return cpu_; }
+  sim::Rng& rng() { return rng_; }
+  int64_t load(const UserWord* w) const { return w->value; }
+  void store(UserWord* w, int64_t v) { k_->user_store(w, v); }
+  bool cmpxchg(UserWord* w, int64_t expected, int64_t desired) {
+    return k_->user_cmpxchg(w, expected, desired);
+  }
+  int64_t fetch_add(UserWord* w, int64_t d) { return k_->user_fetch_add(w, d); }
+  int64_t exchange(UserWord* w, int64_t v) {
+    const int64_t old = w->value;
+    k_->user_store(w, v);
+    return old;
+  }
+  // The thread id the kernel gave this thread.
+  int pid() const { return UserContext::pid; }
+
+  // kernel::UserContext
+  kernel::UserAction resume(int64_t ret, int64_t now, int cpu) override;
+
+ private:
+  Action act(kernel::UserAction::Kind kind, int64_t arg0) {
+    Action a{this, {}};
+    a.a.kind = kind;
+    a.a.arg[0] = arg0;
+    return a;
+  }
+
+  kernel::Kernel* k_;
+  sim::Rng rng_;
+  Program program_;
+  std::coroutine_handle<> current_;  // innermost suspended coroutine
+  kernel::UserAction pending_;
+  int64_t ret_ = 0;
+  int64_t now_ = 0;
+  int cpu_ = 0;
+};
+
+}  // namespace user
