@@ -60,7 +60,7 @@ void settle_user(rq* rq, sim::Time now) {
 
 // Reflects a change of this CPU's busy state in its SMT sibling's speed.
 void smt_update_sibling(Kernel* k, int cpu, bool busy, sim::Time now) {
-  const int sib = k->machine_.topo.smt_sibling(cpu);
+  const int sib = k->rq_of(cpu)->smt_sibling;
   if (sib < 0) return;
   rq* srq = k->rq_of(sib);
   if (srq->ex.sibling_busy == busy) return;

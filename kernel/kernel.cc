@@ -23,6 +23,7 @@ Kernel::Kernel(sim::Engine* engine, const hw::Machine& machine, const KernelConf
     rq->cpu = cpu;
     rq->k = this;
     rq->cfs.rq = rq.get();
+    rq->smt_sibling = machine_.topo.smt_sibling(cpu);
     auto idle = std::make_unique<task_struct>();
     idle->kern = this;
     idle->pid = 0;
@@ -107,6 +108,11 @@ int Kernel::create_thread(int tgid, const TaskAttr& attr, std::unique_ptr<UserCo
   set_load_weight(p.get());
   p->se.owner = p.get();
   p->se.slice = base_slice_ns;
+  if (attr.slice_ns > 0 && fair_policy(attr.policy)) {
+    // __setparam_fair(): a custom slice, clamped to 0.1 .. 100 ms.
+    p->se.custom_slice = true;
+    p->se.slice = static_cast<u64>(std::clamp<int64_t>(attr.slice_ns, 100000, 100000000));
+  }
   p->rt.time_slice = std::max(1, cfg_.rr_timeslice_ms * cfg_.hz / 1000);
   p->user = prog.get();
   p->sleep_timer.fn = hrtimer_sleep_fn;

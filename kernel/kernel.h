@@ -20,6 +20,7 @@ struct TaskAttr {
   int nice = 0;            // fair policies: -20..19
   int rt_priority = 0;     // SCHED_FIFO/RR: 1..99
   std::vector<int> cpus;   // allowed CPUs; empty = all
+  int64_t slice_ns = 0;    // fair: sched_attr.sched_runtime, a custom slice (0 = the sysctl)
 };
 
 // Errors the kernel reports for one run (invariant violations the model survived).

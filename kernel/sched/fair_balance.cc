@@ -75,7 +75,7 @@ int wake_affine(Kernel* k, const sched_domain& sd, task_struct* p, int this_cpu,
 }
 
 bool core_is_idle(Kernel* k, int cpu) {
-  const int sib = k->machine_.topo.smt_sibling(cpu);
+  const int sib = k->rq_of(cpu)->smt_sibling;
   return available_idle_cpu(k, cpu) && (sib < 0 || available_idle_cpu(k, sib));
 }
 
@@ -126,7 +126,7 @@ int select_idle_sibling(Kernel* k, task_struct* p, int prev, int target) {
   const sched_domain* llc = sd_llc(k, target);
   if (!llc) return target;
   bool has_idle_core = false;
-  const bool smt = k->machine_.topo.smt_sibling(target) >= 0;
+  const bool smt = k->rq_of(target)->smt_sibling >= 0;
   if (smt) {
     for (int c : llc->span)
       if (core_is_idle(k, c)) {
@@ -134,7 +134,7 @@ int select_idle_sibling(Kernel* k, task_struct* p, int prev, int target) {
         break;
       }
     if (!has_idle_core && cpus_share_cache(k, prev, target)) {
-      const int sib = k->machine_.topo.smt_sibling(prev);
+      const int sib = k->rq_of(prev)->smt_sibling;
       if (sib >= 0 && idle_cpu_for(k, p, sib)) return sib;  // select_idle_smt()
     }
   }

@@ -245,6 +245,7 @@ struct sched_domain {
 struct rq {
   int cpu = 0;
   Kernel* k = nullptr;
+  int smt_sibling = -1;        // the other hardware thread of this core, or -1
   unsigned nr_running = 0;
   cfs_rq cfs;
   rt_rq rt;

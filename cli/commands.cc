@@ -1,0 +1,264 @@
+// schedlab's commands over CLI11.
+#include "cli/commands.h"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <fmt/format.h>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "hw/machine.h"
+#include "kernel/config.h"
+#include "report/json.h"
+#include "report/table.h"
+#include "scenario/experiment.h"
+#include "workloads/workload.h"
+
+namespace cli {
+
+namespace {
+
+constexpr int kExitBadInput = 2;
+
+int fail(const std::string& msg) {
+  std::fprintf(stderr, "schedlab: error: %s\n", msg.c_str());
+  return kExitBadInput;
+}
+
+bool file_exists(const std::string& p) { return access(p.c_str(), F_OK) == 0; }
+
+// A progress line on stderr for runs longer than ~2 s, only on a terminal.
+class ProgressLine {
+ public:
+  explicit ProgressLine(int64_t duration_ns) : duration_ns_(duration_ns), tty_(isatty(2)) {}
+  ~ProgressLine() {
+    if (shown_) std::fprintf(stderr, "\r\033[K");
+  }
+  void operator()(double done) {
+    if (!tty_) return;
+    const double wall = elapsed();
+    if (wall < 2.0 && !shown_) return;
+    shown_ = true;
+    std::fprintf(stderr, "\r[%3.0f%%] simulated %.2f of %.2f s, %.1f s elapsed", done * 100,
+                 done * static_cast<double>(duration_ns_) / 1e9,
+                 static_cast<double>(duration_ns_) / 1e9, wall);
+    std::fflush(stderr);
+  }
+
+ private:
+  double elapsed() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  int64_t duration_ns_;
+  bool tty_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+struct RunOptions {
+  std::string target;
+  std::string machine, kernel, duration, json;
+  int cpus = 0;
+  int64_t seed = -1;
+  std::vector<std::string> sets;
+  bool per_task = false, per_cpu = false;
+  int proc_pid = 0;
+};
+
+int do_run(const RunOptions& o) {
+  scenario::Experiment e;
+  if (!o.target.empty()) {
+    if (workloads::find_workload(o.target)) {
+      e.workload = o.target;
+    } else if (o.target.find(".toml") != std::string::npos || file_exists(o.target)) {
+      if (!file_exists(o.target)) return fail("scenario file '" + o.target + "' does not exist");
+      if (std::string err = scenario::load_scenario_file(o.target, &e); !err.empty()) return fail(err);
+    } else {
+      return fail("unknown workload '" + o.target + "' (see: schedlab list)");
+    }
+  }
+  auto set = [&](const char* key, const std::string& v) {
+    return v.empty() ? std::string() : scenario::set_key(&e, key, v);
+  };
+  for (auto [k, v] : {std::pair<const char*, std::string>{"machine", o.machine},
+                      {"kernel", o.kernel},
+                      {"duration", o.duration}})
+    if (std::string err = set(k, v); !err.empty()) return fail(err);
+  if (o.cpus != 0) {
+    if (o.cpus < 1) return fail("--cpus: must be >= 1 (got " + std::to_string(o.cpus) + ")");
+    e.cpus = o.cpus;
+  }
+  if (o.seed >= 0) e.seed = static_cast<uint64_t>(o.seed);
+  for (const std::string& s : o.sets)
+    if (std::string err = scenario::set_assignment(&e, s); !err.empty()) return fail(err);
+  if (std::string err = scenario::validate(e); !err.empty()) return fail(err);
+
+  report::Results r;
+  ProgressLine progress(e.duration_ns);
+  if (std::string err = scenario::run(e, &r, std::ref(progress)); !err.empty()) return fail(err);
+  if (!o.json.empty()) {
+    std::string err;
+    if (!report::write_file_atomic(o.json, report::render_json(r), &err)) {
+      std::fprintf(stderr, "schedlab: error: %s\n", err.c_str());
+      return 1;
+    }
+  }
+  if (o.json != "-") {
+    report::TableOptions t;
+    t.per_task = o.per_task;
+    t.per_cpu = o.per_cpu;
+    std::cout << report::render_table(r, t);
+    if (o.proc_pid) {
+      bool found = false;
+      for (const report::TaskResult& task : r.tasks)
+        if (task.pid == o.proc_pid) {
+          std::cout << "\n" << report::render_proc_sched(task);
+          found = true;
+        }
+      if (!found) return fail("--proc: no task with pid " + std::to_string(o.proc_pid));
+    }
+  }
+  return 0;
+}
+
+int do_list(const std::string& what) {
+  if (!what.empty()) {
+    const workloads::WorkloadInfo* w = workloads::find_workload(what);
+    if (!w) return fail("list: unknown workload '" + what + "'");
+    std::cout << fmt::format("{} - {}\n\nparameters (name, default, meaning):\n", w->name, w->description);
+    for (const auto& p : w->params)
+      std::cout << fmt::format("  {:<12} {:<18} {}\n", p.name, p.default_value, p.help);
+    return 0;
+  }
+  std::cout << "workloads:\n";
+  for (const auto& w : workloads::registry())
+    std::cout << fmt::format("  {:<16} {}\n", w.name, w.description);
+  std::cout << "\nmachines:\n";
+  for (const std::string& name : hw::builtin_machines()) {
+    hw::Machine m;
+    const hw::LoadResult lr = hw::load_machine(name, &m);
+    std::cout << fmt::format("  {:<8} {}\n", name,
+                             lr.ok() ? fmt::format("{} CPUs: {}", m.topo.nr_cpus, m.description)
+                                     : lr.error);
+  }
+  std::cout << "\nkernel settings (--set KEY=VALUE), defaults of 7.0:\n"
+               "  kernel           6.12 | 6.18 | 7.0 (default 7.0)\n"
+               "  hz               100 | 250 | 300 | 1000 (default 250)\n"
+               "  preempt          none | voluntary | full | lazy (default per version)\n"
+               "  base_slice_ns    normalized base slice (default 750000 in 6.12, else 700000)\n"
+               "  nohz_idle        true | false (default true)\n"
+               "  migration_cost_ns, rr_timeslice_ms\n";
+  const kernel::KernelConfig d = kernel::default_config(kernel::KernelVersion::V7_0);
+  for (int i = 0; i < kernel::nr_sched_feats(); ++i)
+    std::cout << fmt::format("  sched_feat.{:<20} {}\n", kernel::sched_feat_name(i),
+                             d.feat(static_cast<kernel::sched_feat_bit>(i)) ? "true" : "false");
+  std::cout << "\nWorkload parameters: schedlab list WORKLOAD\n";
+  return 0;
+}
+
+// The fixed benchmark scenario: Genoa, 300 spin-lock clients + 400 hogs, HZ=250.
+int do_bench(const std::string& json, const std::string& duration) {
+  scenario::Experiment e;
+  e.workload = "spinlock";
+  e.machine = "genoa";
+  e.duration_ns = 10LL * 1000 * 1000 * 1000;
+  for (const char* s : {"threads=300", "locks=30", "hogs=400", "hz=250"})
+    scenario::set_assignment(&e, s);
+  if (!duration.empty())
+    if (std::string err = scenario::set_key(&e, "duration", duration); !err.empty()) return fail(err);
+  report::Results r;
+  ProgressLine progress(e.duration_ns);
+  const auto t0 = std::chrono::steady_clock::now();
+  if (std::string err = scenario::run(e, &r, std::ref(progress)); !err.empty()) return fail(err);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double eps = static_cast<double>(r.events) / wall;
+  const double ratio = static_cast<double>(e.duration_ns) / 1e9 / wall;
+  std::cout << fmt::format(
+      "bench: genoa (384 CPUs), spinlock 300 clients / 30 locks + 400 hogs, HZ=250, {:.1f} s simulated\n"
+      "  events                {}\n  wall seconds          {:.3f}\n"
+      "  events/s              {:.0f}\n  simulated s / wall s  {:.3f}\n",
+      static_cast<double>(e.duration_ns) / 1e9, r.events, wall, eps, ratio);
+  if (!json.empty()) {
+    nlohmann::ordered_json j;
+    j["scenario"] = "genoa spinlock threads=300 locks=30 hogs=400 hz=250";
+    j["simulated_seconds"] = static_cast<double>(e.duration_ns) / 1e9;
+    j["events"] = r.events;
+    j["wall_seconds"] = wall;
+    j["events_per_second"] = eps;
+    j["simulated_seconds_per_wall_second"] = ratio;
+    std::string err;
+    if (!report::write_file_atomic(json, j.dump(2) + "\n", &err)) {
+      std::fprintf(stderr, "schedlab: error: %s\n", err.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main_with_args(const std::vector<std::string>& args) {
+  CLI::App app{"schedlab: a deterministic simulator of the Linux SMP scheduler.\n"
+               "With no command, runs the default scenario and prints its table."};
+  app.name("schedlab");
+  app.set_version_flag("--version", "schedlab 0.1.0");
+  app.require_subcommand(0, 1);
+
+  RunOptions ro;
+  CLI::App* run = app.add_subcommand("run", "Run a built-in workload or a scenario file");
+  run->add_option("target", ro.target, "workload name (see `schedlab list`) or scenario .toml file");
+  run->add_option("--machine,-m", ro.machine, "machine profile (genoa, vm50, small4, host) or TOML path");
+  run->add_option("--cpus", ro.cpus, "use only the first N CPUs of the machine");
+  run->add_option("--duration,-d", ro.duration, "simulated time, e.g. 500ms, 10s");
+  run->add_option("--seed", ro.seed, "random seed (same seed => identical results)");
+  run->add_option("--kernel,-k", ro.kernel, "kernel version: 6.12, 6.18 or 7.0");
+  run->add_option("--set,-s", ro.sets, "KEY=VALUE: workload parameter or kernel setting (repeatable)");
+  run->add_option("--json", ro.json, "write results as JSON to FILE ('-' = stdout, table suppressed)");
+  run->add_flag("--per-task", ro.per_task, "print every task");
+  run->add_flag("--per-cpu", ro.per_cpu, "print every CPU");
+  run->add_option("--proc", ro.proc_pid, "print a /proc/<pid>/sched-style dump of this task");
+
+  std::string list_what;
+  CLI::App* list = app.add_subcommand("list", "List workloads, machines and settings");
+  list->add_option("workload", list_what, "show this workload's parameters");
+
+  std::string bench_json, bench_duration;
+  CLI::App* bench = app.add_subcommand("bench", "Measure simulator speed on a fixed scenario");
+  bench->add_option("--json", bench_json, "write events_per_second and simulated_seconds_per_wall_second");
+  bench->add_option("--duration", bench_duration, "simulated time (default 10s)");
+
+  std::vector<std::string> argv_rev(args.rbegin(), args.rend());
+  try {
+    app.parse(argv_rev);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "schedlab: error: %s\n", e.what());
+    std::fprintf(stderr, "Run with --help for usage.\n");
+    return kExitBadInput;
+  }
+  try {
+    if (*run) return do_run(ro);
+    if (*list) return do_list(list_what);
+    if (*bench) return do_bench(bench_json, bench_duration);
+    // No command: the default scenario.
+    RunOptions def;
+    def.target = "spinlock";
+    def.sets = {"threads=100", "locks=10", "hogs=50"};
+    std::cout << "Default scenario: spinlock, 100 clients on 10 locks + 50 hogs on vm50 (50 CPUs), "
+                 "1 s. `schedlab --help` for more.\n\n";
+    return do_run(def);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "schedlab: internal error: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace cli

@@ -1,0 +1,12 @@
+// The schedlab command line: parsing and the run / list / bench commands, as a function
+// tests can call. Exit codes: 0 success, 1 internal failure, 2 bad input (message on stderr
+// naming the parameter, no output file written).
+#pragma once
+#include <string>
+#include <vector>
+
+namespace cli {
+
+int main_with_args(const std::vector<std::string>& args);
+
+}  // namespace cli

@@ -1,0 +1,259 @@
+// Building and running an experiment.
+#include "scenario/experiment.h"
+
+#include <toml++/toml.h>
+
+#include <cstdlib>
+#include <memory>
+#include <sstream>
+
+#include "hw/machine.h"
+#include "kernel/config.h"
+#include "kernel/kernel.h"
+#include "sim/engine.h"
+#include "workloads/common.h"
+#include "workloads/workload.h"
+
+namespace scenario {
+
+namespace {
+
+bool parse_int(const std::string& v, long long* out) {
+  if (v.empty()) return false;
+  char* end = nullptr;
+  *out = std::strtoll(v.c_str(), &end, 10);
+  return *end == '\0';
+}
+
+bool is_kernel_key(const std::string& k) {
+  return k == "hz" || k == "preempt" || k == "base_slice_ns" || k == "nohz_idle" ||
+         k == "migration_cost_ns" || k == "rr_timeslice_ms" || k.rfind("sched_feat.", 0) == 0;
+}
+
+// Builds the kernel configuration: version defaults, then settings in order.
+std::string build_config(const Experiment& e, kernel::KernelConfig* cfg) {
+  kernel::KernelVersion v;
+  if (std::string err = kernel::parse_version(e.kernel_version, &v); !err.empty()) return err;
+  *cfg = kernel::default_config(v);
+  for (const auto& [key, value] : e.kernel_settings)
+    if (std::string err = kernel::set_config_key(cfg, key, value); !err.empty()) return err;
+  return kernel::validate_config(*cfg);
+}
+
+std::string build_params(const Experiment& e, const workloads::WorkloadInfo& w,
+                         std::map<std::string, std::string>* out) {
+  for (const auto& s : w.params) (*out)[s.name] = s.default_value;
+  for (const auto& [k, v] : e.params) {
+    if (!out->count(k))
+      return "unknown parameter '" + k + "' for workload '" + w.name +
+             "' (see: schedlab list " + w.name + ")";
+    (*out)[k] = v;
+  }
+  return "";
+}
+
+std::string toml_value_string(const toml::node& n, bool* ok) {
+  *ok = true;
+  if (auto s = n.value<std::string>()) return *s;
+  if (n.is_boolean()) return *n.value<bool>() ? "true" : "false";
+  if (n.is_integer()) return std::to_string(*n.value<int64_t>());
+  if (n.is_floating_point()) {
+    std::ostringstream os;
+    os << *n.value<double>();
+    return os.str();
+  }
+  *ok = false;
+  return "";
+}
+
+}  // namespace
+
+std::string set_key(Experiment* e, const std::string& key, const std::string& value) {
+  long long n = 0;
+  if (key == "workload") {
+    if (!workloads::find_workload(value)) return "workload: unknown workload '" + value + "' (see: schedlab list)";
+    e->workload = value;
+  } else if (key == "machine") {
+    e->machine = value;
+  } else if (key == "cpus") {
+    if (!parse_int(value, &n) || n < 1) return "cpus: must be an integer >= 1 (got '" + value + "')";
+    e->cpus = static_cast<int>(n);
+  } else if (key == "duration") {
+    int64_t ns = 0;
+    if (!workloads::parse_duration(value, &ns) || ns <= 0)
+      return "duration: must be a positive duration like 500ms or 10s (got '" + value + "')";
+    e->duration_ns = ns;
+  } else if (key == "seed") {
+    if (!parse_int(value, &n) || n < 0) return "seed: must be an integer >= 0 (got '" + value + "')";
+    e->seed = static_cast<uint64_t>(n);
+  } else if (key == "kernel" || key == "kernel.version") {
+    kernel::KernelVersion v;
+    if (std::string err = kernel::parse_version(value, &v); !err.empty()) return err;
+    e->kernel_version = value;
+  } else if (key.rfind("kernel.", 0) == 0) {
+    return set_key(e, key.substr(7), value);
+  } else if (is_kernel_key(key)) {
+    kernel::KernelConfig probe = kernel::default_config(kernel::KernelVersion::V7_0);
+    if (std::string err = kernel::set_config_key(&probe, key, value); !err.empty()) return err;
+    e->kernel_settings.emplace_back(key, value);
+  } else if (key.rfind("params.", 0) == 0) {
+    e->params[key.substr(7)] = value;
+  } else {
+    e->params[key] = value;
+  }
+  return "";
+}
+
+std::string set_assignment(Experiment* e, const std::string& a) {
+  const size_t eq = a.find('=');
+  if (eq == std::string::npos || eq == 0) return "--set: expected key=value (got '" + a + "')";
+  return set_key(e, a.substr(0, eq), a.substr(eq + 1));
+}
+
+std::string load_scenario_file(const std::string& path, Experiment* e) {
+  toml::table tbl;
+  try {
+    tbl = toml::parse_file(path);
+  } catch (const toml::parse_error& err) {
+    std::ostringstream os;
+    os << "scenario '" << path << "': " << err.description() << " (line " << err.source().begin.line
+       << ", column " << err.source().begin.column << ")";
+    return os.str();
+  }
+  std::string error;
+  auto apply = [&](const std::string& key, const toml::node& n) {
+    if (!error.empty()) return;
+    bool ok = false;
+    const std::string v = toml_value_string(n, &ok);
+    if (!ok) {
+      error = "scenario '" + path + "': " + key + ": expected a string, number or boolean";
+      return;
+    }
+    if (std::string err = set_key(e, key, v); !err.empty()) error = "scenario '" + path + "': " + err;
+  };
+  // Order matters for kernel settings: the version first, then the rest as written.
+  if (const toml::table* kt = tbl["kernel"].as_table())
+    if (const toml::node* v = kt->get("version")) apply("kernel", *v);
+  for (const auto& [k, node] : tbl) {
+    const std::string key(k.str());
+    if (key == "kernel" || key == "params") {
+      const toml::table* sub = node.as_table();
+      if (!sub) return "scenario '" + path + "': " + key + " must be a table";
+      for (const auto& [k2, n2] : *sub) {
+        const std::string key2(k2.str());
+        if (key == "kernel" && key2 == "version") continue;
+        if (const toml::table* feats = n2.as_table()) {
+          if (key2 != "sched_feat") return "scenario '" + path + "': unknown table kernel." + key2;
+          for (const auto& [k3, n3] : *feats) apply("sched_feat." + std::string(k3.str()), n3);
+        } else {
+          apply(key == "params" ? "params." + key2 : "kernel." + key2, n2);
+        }
+      }
+    } else if (key == "description") {
+      continue;
+    } else if (key == "workload" || key == "machine" || key == "cpus" || key == "duration" ||
+               key == "seed") {
+      apply(key, node);
+    } else {
+      return "scenario '" + path + "': unknown key '" + key +
+             "' (top level takes workload, machine, cpus, duration, seed, description, [kernel], [params])";
+    }
+    if (!error.empty()) return error;
+  }
+  return error;
+}
+
+std::string validate(const Experiment& e) {
+  hw::Machine m;
+  if (hw::LoadResult r = hw::load_machine(e.machine, &m); !r.ok()) return r.error;
+  if (e.cpus > 0)
+    if (hw::LoadResult r = hw::restrict_cpus(&m, e.cpus); !r.ok()) return r.error;
+  kernel::KernelConfig cfg;
+  if (std::string err = build_config(e, &cfg); !err.empty()) return err;
+  const workloads::WorkloadInfo* w = workloads::find_workload(e.workload);
+  if (!w) return "workload: unknown workload '" + e.workload + "' (see: schedlab list)";
+  std::map<std::string, std::string> params;
+  return build_params(e, *w, &params);
+}
+
+std::string run(const Experiment& e, report::Results* out, const Progress& progress) {
+  if (std::string err = validate(e); !err.empty()) return err;
+  hw::Machine m;
+  hw::load_machine(e.machine, &m);
+  if (e.cpus > 0) hw::restrict_cpus(&m, e.cpus);
+  kernel::KernelConfig cfg;
+  build_config(e, &cfg);
+  const workloads::WorkloadInfo* info = workloads::find_workload(e.workload);
+  std::map<std::string, std::string> params;
+  build_params(e, *info, &params);
+
+  sim::Engine engine;
+  kernel::Kernel k(&engine, m, cfg);
+  std::unique_ptr<workloads::Workload> w = info->make();
+  if (std::string err = w->setup(k, workloads::Params(params), e.seed); !err.empty()) return err;
+  k.start();
+  constexpr int kSteps = 100;
+  for (int i = 1; i <= kSteps; ++i) {
+    engine.run_until(e.duration_ns / kSteps * i + (i == kSteps ? e.duration_ns % kSteps : 0));
+    if (progress) progress(static_cast<double>(i) / kSteps);
+  }
+  k.finish(e.duration_ns);
+
+  report::Results& r = *out;
+  r = report::Results{};
+  r.workload = e.workload;
+  r.machine = m.name;
+  r.cpus = k.nr_cpus();
+  r.kernel_version = kernel::version_name(cfg.version);
+  r.hz = cfg.hz;
+  r.preempt = kernel::preempt_name(cfg.preempt);
+  r.duration_ns = e.duration_ns;
+  r.seed = e.seed;
+  r.params = params;
+  for (const auto& [key, value] : e.kernel_settings) r.kernel_params[key] = value;
+  r.events = engine.events_fired();
+  for (const auto& t : k.tasks()) {
+    report::TaskResult tr;
+    tr.pid = t->pid;
+    tr.tgid = t->tgid;
+    tr.comm = t->comm;
+    tr.policy = workloads::policy_name(t->policy);
+    tr.nice = t->nice;
+    tr.rt_priority = t->rt_priority;
+    tr.run_ns = static_cast<int64_t>(t->stats.run_ns);
+    tr.wait_sum_ns = static_cast<int64_t>(t->stats.wait_sum_ns);
+    tr.wait_max_ns = static_cast<int64_t>(t->stats.wait_max_ns);
+    tr.wait_count = t->stats.wait_count;
+    tr.nvcsw = t->stats.nr_switches_voluntary;
+    tr.nivcsw = t->stats.nr_switches_involuntary;
+    tr.nr_migrations = t->stats.nr_migrations;
+    tr.nr_wakeups = t->stats.nr_wakeups;
+    tr.nr_syscalls = t->stats.nr_syscalls;
+    tr.lock_holder_preemptions = t->stats.nr_lock_holder_preemptions;
+    tr.lock_holder_preempted_ns = static_cast<int64_t>(t->stats.lock_held_preempted_ns);
+    tr.spin_ns = static_cast<int64_t>(t->stats.spin_ns);
+    tr.sum_exec_runtime_ns = static_cast<int64_t>(t->se.sum_exec_runtime);
+    tr.vruntime = t->se.vruntime;
+    tr.vlag = t->se.vlag;
+    tr.deadline = t->se.deadline;
+    tr.slice_ns = t->se.slice;
+    tr.cpu = t->cpu;
+    r.tasks.push_back(std::move(tr));
+  }
+  for (int c = 0; c < k.nr_cpus(); ++c) {
+    const kernel::rq& rq = k.cpu_rq(c);
+    report::CpuResult cr;
+    cr.cpu = c;
+    cr.user_ns = static_cast<int64_t>(rq.ex.busy_ns - rq.ex.sys_ns);
+    cr.kernel_ns = static_cast<int64_t>(rq.ex.sys_ns + rq.ex.irq_idle_ns);
+    cr.idle_ns = e.duration_ns - static_cast<int64_t>(rq.ex.busy_ns + rq.ex.irq_idle_ns);
+    cr.nr_switches = rq.nr_switches;
+    r.per_cpu.push_back(cr);
+  }
+  w->report(k, e.duration_ns, &r);
+  r.warnings = k.warnings().count;
+  r.first_warning = k.warnings().first;
+  return "";
+}
+
+}  // namespace scenario

@@ -1,0 +1,44 @@
+// An experiment: workload + parameters, machine, kernel configuration, duration and seed;
+// built from a scenario file (TOML) and `--set key=value` overrides, then run.
+// The layer between the model (kernel, workloads) and the front ends (cli, report).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "report/results.h"
+
+namespace scenario {
+
+struct Experiment {
+  std::string workload = "spinlock";
+  std::string machine = "vm50";
+  int cpus = 0;                        // 0 = all CPUs of the machine
+  int64_t duration_ns = 1000000000;
+  uint64_t seed = 1;
+  std::string kernel_version = "7.0";
+  // Kernel settings in the order given (hz, preempt, sched_feat.X, ...).
+  std::vector<std::pair<std::string, std::string>> kernel_settings;
+  std::map<std::string, std::string> params;  // workload parameters given
+};
+
+// Sets one key: workload, machine, cpus, duration, seed, kernel (version), a kernel
+// setting (hz, preempt, sched_feat.NAME, base_slice_ns, nohz_idle, ...; also as
+// kernel.NAME), or a workload parameter (NAME or params.NAME). "" or an error naming it.
+std::string set_key(Experiment* e, const std::string& key, const std::string& value);
+// "key=value" form of set_key.
+std::string set_assignment(Experiment* e, const std::string& assignment);
+// Reads a scenario file; errors name the file and the key.
+std::string load_scenario_file(const std::string& path, Experiment* e);
+// Loads and checks everything a run needs without running it.
+std::string validate(const Experiment& e);
+
+// Called with the fraction of simulated time done, from 0 to 1.
+using Progress = std::function<void(double)>;
+// Runs the experiment. "" and *out filled, or an error naming the bad parameter.
+std::string run(const Experiment& e, report::Results* out, const Progress& progress = {});
+
+}  // namespace scenario

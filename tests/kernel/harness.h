@@ -1,0 +1,89 @@
+// A small simulated machine for kernel tests: N CPUs in one LLC (or a built-in profile),
+// helpers to start threads running a program, and the accounting invariants every run
+// must keep (checked by check_invariants()).
+#pragma once
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <list>
+#include <memory>
+
+#include "hw/machine.h"
+#include "kernel/kernel.h"
+#include "sim/engine.h"
+#include "user/thread.h"
+
+namespace testing_support {
+
+inline hw::Machine flat_machine(int cpus) {
+  hw::Machine m;
+  EXPECT_TRUE(hw::load_machine("small4", &m).ok());
+  m.topo.nr_cpus = cpus;
+  m.topo.core_of.resize(cpus);
+  m.topo.llc_of.assign(cpus, 0);
+  m.topo.socket_of.assign(cpus, 0);
+  for (int c = 0; c < cpus; ++c) m.topo.core_of[c] = c;
+  return m;
+}
+
+struct Sim {
+  sim::Engine engine;
+  std::unique_ptr<kernel::Kernel> k;
+  int tgid = 0;
+
+  explicit Sim(const hw::Machine& m,
+               kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0)) {
+    k = std::make_unique<kernel::Kernel>(&engine, m, cfg);
+    tgid = k->create_process("test");
+  }
+  // Starts a thread running prog(thread) with `attr`; returns its pid.
+  int spawn(kernel::TaskAttr attr, std::function<user::Program(user::Thread&)> prog,
+            sim::Time start = 0) {
+    auto th = std::make_unique<user::Thread>(k.get(), sim::Rng(1, next_stream++));
+    // A coroutine lambda's captures live in the closure, not in the frame: keep it alive.
+    programs.push_back(std::move(prog));
+    th->start(programs.back()(*th));
+    return k->create_thread(tgid, attr, std::move(th), start);
+  }
+  void run(sim::Time end) {
+    k->start();
+    engine.run_until(end);
+    k->finish(end);
+  }
+  const kernel::task_struct& task(int pid) const {
+    for (const auto& t : k->tasks())
+      if (t->pid == pid) return *t;
+    throw std::runtime_error("no such pid");
+  }
+  uint64_t next_stream = 0;
+  std::list<std::function<user::Program(user::Thread&)>> programs;
+};
+
+// Per CPU: busy + idle = elapsed, user + kernel = busy; overall: sum of task run time =
+// sum of busy time; every task is current on at most one CPU and queued on at most one.
+inline void check_invariants(const kernel::Kernel& k, sim::Time elapsed) {
+  uint64_t busy = 0, task_run = 0;
+  for (int c = 0; c < k.nr_cpus(); ++c) {
+    const kernel::rq& rq = k.cpu_rq(c);
+    EXPECT_LE(rq.ex.busy_ns + rq.ex.irq_idle_ns, static_cast<uint64_t>(elapsed)) << "cpu " << c;
+    EXPECT_EQ(rq.ex.user_ns, rq.ex.busy_ns - rq.ex.sys_ns) << "cpu " << c << " user time";
+    busy += rq.ex.busy_ns;
+  }
+  for (const auto& t : k.tasks()) {
+    task_run += t->stats.run_ns;
+    int current_on = 0, queued_on = 0;
+    for (int c = 0; c < k.nr_cpus(); ++c) {
+      const kernel::rq& rq = k.cpu_rq(c);
+      current_on += rq.curr == t.get();
+      for (auto* q : rq.cfs.timeline) queued_on += q == t.get();
+      for (const auto& list : rq.rt.queue)
+        for (auto* q : list) queued_on += q == t.get();
+    }
+    EXPECT_LE(current_on, 1) << "pid " << t->pid;
+    EXPECT_LE(queued_on, 1) << "pid " << t->pid;
+    if (current_on && t->sched_class != &kernel::rt_sched_class) EXPECT_EQ(queued_on, 0);
+  }
+  EXPECT_EQ(task_run, busy);
+}
+
+}  // namespace testing_support

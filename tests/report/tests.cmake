@@ -1,0 +1,1 @@
+schedlab_test(tests/report/report_test.cc)

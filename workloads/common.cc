@@ -1,0 +1,108 @@
+// Shared workload pieces: distributions, policies, hogs.
+#include "workloads/common.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace workloads {
+
+int64_t Dist::sample(sim::Rng& rng) const {
+  switch (kind) {
+    case Const: return a;
+    case Uniform: return rng.uniform_int(a, b);
+    case Exp: return static_cast<int64_t>(std::llround(rng.exponential(static_cast<double>(a))));
+    case Normal:
+      return std::max<int64_t>(0, static_cast<int64_t>(std::llround(
+                                      rng.normal(static_cast<double>(a), static_cast<double>(b)))));
+  }
+  return a;
+}
+
+double Dist::mean() const {
+  switch (kind) {
+    case Uniform: return (static_cast<double>(a) + static_cast<double>(b)) / 2;
+    default: return static_cast<double>(a);
+  }
+}
+
+std::string parse_dist(const std::string& param, const std::string& spec, Dist* out) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (;;) {
+    const size_t colon = spec.find(':', start);
+    parts.push_back(spec.substr(start, colon - start));
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  auto dur = [&](const std::string& s, int64_t* v) { return parse_duration(s, v) && *v >= 0; };
+  const std::string bad = param + ": expected a duration (5us) or uniform:A:B, exp:MEAN, "
+                                  "normal:MEAN:SD with durations >= 0 (got '" + spec + "')";
+  Dist d;
+  if (parts.size() == 1) {
+    if (!dur(parts[0], &d.a)) return bad;
+  } else if (parts[0] == "uniform" && parts.size() == 3) {
+    d.kind = Dist::Uniform;
+    if (!dur(parts[1], &d.a) || !dur(parts[2], &d.b) || d.b < d.a) return bad;
+  } else if (parts[0] == "exp" && parts.size() == 2) {
+    d.kind = Dist::Exp;
+    if (!dur(parts[1], &d.a)) return bad;
+  } else if (parts[0] == "normal" && parts.size() == 3) {
+    d.kind = Dist::Normal;
+    if (!dur(parts[1], &d.a) || !dur(parts[2], &d.b)) return bad;
+  } else {
+    return bad;
+  }
+  *out = d;
+  return "";
+}
+
+std::string parse_policy(const std::string& param, const std::string& s, int* policy) {
+  if (s == "normal" || s == "other") *policy = SCHED_NORMAL;
+  else if (s == "batch") *policy = SCHED_BATCH;
+  else if (s == "idle") *policy = SCHED_IDLE;
+  else if (s == "fifo") *policy = SCHED_FIFO;
+  else if (s == "rr") *policy = SCHED_RR;
+  else return param + ": unknown policy '" + s + "' (choose normal, batch, idle, fifo, rr)";
+  return "";
+}
+
+const char* policy_name(int policy) {
+  switch (policy) {
+    case SCHED_NORMAL: return "normal";
+    case SCHED_BATCH: return "batch";
+    case SCHED_IDLE: return "idle";
+    case SCHED_FIFO: return "fifo";
+    case SCHED_RR: return "rr";
+  }
+  return "?";
+}
+
+user::Program hog_program(user::Thread& t) {
+  for (;;) co_await t.compute(sim::kNsecPerSec);
+}
+
+std::string spawn_hogs(kernel::Kernel& k, int n, int nice, int policy, uint64_t seed,
+                       std::vector<std::unique_ptr<user::Thread>>*) {
+  if (n <= 0) return "";
+  const int tgid = k.create_process("hog");
+  for (int i = 0; i < n; ++i) {
+    kernel::TaskAttr attr;
+    attr.comm = "hog";
+    attr.policy = policy;
+    attr.nice = nice;
+    if (std::string e = k.validate_attr(attr); !e.empty()) return "hog_" + e;
+    auto th = std::make_unique<user::Thread>(&k, sim::Rng(seed, 0x400000 + i));
+    th->start(hog_program(*th));
+    k.create_thread(tgid, attr, std::move(th));
+  }
+  return "";
+}
+
+int64_t process_run_ns(const kernel::Kernel& k, int tgid) {
+  int64_t sum = 0;
+  for (const auto& t : k.tasks())
+    if (t->tgid == tgid) sum += static_cast<int64_t>(t->stats.run_ns);
+  return sum;
+}
+
+}  // namespace workloads

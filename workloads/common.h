@@ -1,0 +1,38 @@
+// Pieces shared by workloads: random durations from a distribution spec, policy names,
+// CPU hog threads, and collecting task results of a process.
+#pragma once
+#include <string>
+
+#include "kernel/kernel.h"
+#include "sim/rng.h"
+#include "user/thread.h"
+#include "workloads/workload.h"
+
+namespace workloads {
+
+// A duration distribution: "5us" (constant), "uniform:5us:15us", "exp:100us",
+// "normal:10us:2us" (truncated at 0).
+struct Dist {
+  enum Kind { Const, Uniform, Exp, Normal } kind = Const;
+  int64_t a = 0, b = 0;
+  int64_t sample(sim::Rng& rng) const;
+  double mean() const;
+};
+// "" on success, else an error naming `param`.
+std::string parse_dist(const std::string& param, const std::string& spec, Dist* out);
+
+// "normal", "batch", "idle", "fifo", "rr" <-> SCHED_*.
+std::string parse_policy(const std::string& param, const std::string& s, int* policy);
+const char* policy_name(int policy);
+
+// The pure CPU hog program: compute forever, in 1 s steps.
+user::Program hog_program(user::Thread& t);
+
+// Creates `n` hog threads in a new process "hog"; returns "" or an error.
+std::string spawn_hogs(kernel::Kernel& k, int n, int nice, int policy, uint64_t seed,
+                       std::vector<std::unique_ptr<user::Thread>>* keep_none = nullptr);
+
+// Sums run time of the threads of process `tgid`.
+int64_t process_run_ns(const kernel::Kernel& k, int tgid);
+
+}  // namespace workloads

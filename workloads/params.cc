@@ -1,0 +1,71 @@
+// Workload parameter parsing: integers, doubles, booleans, durations with units.
+#include <cmath>
+#include <cstdlib>
+
+#include "workloads/workload.h"
+
+namespace workloads {
+
+bool parse_duration(const std::string& s, int64_t* ns) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end == s.c_str()) return false;
+  const std::string unit(end);
+  double mult = 1;
+  if (unit.empty() || unit == "ns") mult = 1;
+  else if (unit == "us") mult = 1e3;
+  else if (unit == "ms") mult = 1e6;
+  else if (unit == "s") mult = 1e9;
+  else return false;
+  const double r = v * mult;
+  if (!std::isfinite(r) || std::fabs(r) > 9.2e18) return false;
+  *ns = static_cast<int64_t>(std::llround(r));
+  return true;
+}
+
+std::string Params::get(const std::string& name) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? "" : it->second;
+}
+
+int64_t Params::get_int(const std::string& name) const {
+  const std::string v = get(name);
+  char* end = nullptr;
+  const long long r = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0') {
+    if (error_.empty()) error_ = name + ": expected an integer (got '" + v + "')";
+    return 0;
+  }
+  return r;
+}
+
+double Params::get_double(const std::string& name) const {
+  const std::string v = get(name);
+  char* end = nullptr;
+  const double r = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || !std::isfinite(r)) {
+    if (error_.empty()) error_ = name + ": expected a number (got '" + v + "')";
+    return 0;
+  }
+  return r;
+}
+
+int64_t Params::get_ns(const std::string& name) const {
+  int64_t ns = 0;
+  if (!parse_duration(get(name), &ns)) {
+    if (error_.empty()) error_ = name + ": expected a duration like 10us, 5ms, 1s (got '" + get(name) + "')";
+    return 0;
+  }
+  return ns;
+}
+
+bool Params::get_bool(const std::string& name) const {
+  const std::string v = get(name);
+  if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
+  if (v == "false" || v == "0" || v == "no" || v == "off") return false;
+  if (error_.empty()) error_ = name + ": expected true or false (got '" + v + "')";
+  return false;
+}
+
+}  // namespace workloads

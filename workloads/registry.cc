@@ -1,0 +1,22 @@
+// The list of built-in workloads.
+#include "workloads/workload.h"
+
+namespace workloads {
+
+WorkloadInfo hog_workload();
+WorkloadInfo spinlock_workload();
+WorkloadInfo wakeup_latency_workload();
+
+const std::vector<WorkloadInfo>& registry() {
+  static const std::vector<WorkloadInfo> all = {hog_workload(), spinlock_workload(),
+                                                wakeup_latency_workload()};
+  return all;
+}
+
+const WorkloadInfo* find_workload(const std::string& name) {
+  for (const WorkloadInfo& w : registry())
+    if (w.name == name) return &w;
+  return nullptr;
+}
+
+}  // namespace workloads

@@ -1,0 +1,122 @@
+// spinlock: N threads sharing M test-and-test-and-set spin locks. Each loops: think (user
+// work outside the lock), take lock i % M by spinning, hold it for the critical section,
+// release. Optional CPU hogs compete for the CPUs. Reports acquisitions per second, the
+// time to acquire, lock-holder preemptions and the CPU burnt spinning.
+#include <algorithm>
+
+#include "sim/stats.h"
+#include "user/sync.h"
+#include "workloads/common.h"
+
+namespace workloads {
+
+namespace {
+
+struct Shared {
+  std::vector<user::SpinLock> locks;
+  Dist cs, think;
+  uint64_t acquisitions = 0;
+  sim::Histogram acquire_ns;
+};
+
+user::Program spin_client(user::Thread& t, Shared* s, int lock_index) {
+  user::SpinLock& lock = s->locks[lock_index];
+  for (;;) {
+    co_await t.compute(s->think.sample(t.rng()));
+    const int64_t start = t.now();
+    while (!lock.try_lock(t)) co_await lock.wait_unlocked(t);
+    s->acquire_ns.add(t.now() - start);
+    co_await t.compute(s->cs.sample(t.rng()));
+    lock.unlock(t);
+    s->acquisitions++;
+  }
+}
+
+class SpinLockWorkload : public Workload {
+ public:
+  std::string setup(kernel::Kernel& k, const Params& p, uint64_t seed) override {
+    int threads = static_cast<int>(p.get_int("threads"));
+    const int locks = static_cast<int>(p.get_int("locks"));
+    const int hogs = static_cast<int>(p.get_int("hogs"));
+    const int nice = static_cast<int>(p.get_int("nice"));
+    const int hog_nice = static_cast<int>(p.get_int("hog_nice"));
+    if (!p.error().empty()) return p.error();
+    if (std::string e = parse_dist("cs", p.get("cs"), &s_.cs); !e.empty()) return e;
+    if (std::string e = parse_dist("think", p.get("think"), &s_.think); !e.empty()) return e;
+    int policy = SCHED_NORMAL;
+    if (std::string e = parse_policy("policy", p.get("policy"), &policy); !e.empty()) return e;
+    if (threads < 0) return "threads: must be >= 0 (0 = one per CPU)";
+    if (threads == 0) threads = k.nr_cpus();
+    if (locks < 1) return "locks: must be >= 1";
+    if (locks > threads) return "locks: more locks than threads (" + std::to_string(locks) + " > " +
+                                std::to_string(threads) + ")";
+    if (hogs < 0) return "hogs: must be >= 0";
+    s_.locks = std::vector<user::SpinLock>(static_cast<size_t>(locks));
+    kernel::TaskAttr attr;
+    attr.comm = "client";
+    attr.policy = policy;
+    attr.nice = nice;
+    attr.rt_priority = policy == SCHED_FIFO || policy == SCHED_RR ? 1 : 0;
+    if (std::string e = k.validate_attr(attr); !e.empty()) return e;
+    tgid_ = k.create_process("spinlock");
+    for (int i = 0; i < threads; ++i) {
+      auto th = std::make_unique<user::Thread>(&k, sim::Rng(seed, i));
+      th->start(spin_client(*th, &s_, i % locks));
+      k.create_thread(tgid_, attr, std::move(th));
+    }
+    return spawn_hogs(k, hogs, hog_nice, SCHED_NORMAL, seed);
+  }
+
+  void report(const kernel::Kernel& k, sim::Time duration, report::Results* r) override {
+    const double secs = static_cast<double>(duration) / 1e9;
+    uint64_t lhp = 0;
+    int64_t spin = 0, run = 0;
+    for (const auto& t : k.tasks()) {
+      if (t->tgid != tgid_) continue;
+      lhp += t->stats.nr_lock_holder_preemptions;
+      spin += static_cast<int64_t>(t->stats.spin_ns);
+      run += static_cast<int64_t>(t->stats.run_ns);
+    }
+    r->metrics.push_back({"acquisitions_per_second", static_cast<double>(s_.acquisitions) / secs,
+                          "1/s", "lock acquisitions completed (critical sections done)"});
+    r->metrics.push_back({"lock_holder_preemptions", static_cast<double>(lhp), "",
+                          "times a thread was preempted while holding a lock"});
+    r->metrics.push_back({"spin_cpu_share", run ? static_cast<double>(spin) / static_cast<double>(run) : 0,
+                          "of client CPU", "share of the clients' CPU time burnt spinning"});
+    r->metrics.push_back({"spin_cpu_seconds_per_second", static_cast<double>(spin) / 1e9 / secs,
+                          "CPUs", "CPU time burnt spinning per second of run"});
+    const sim::Summary& a = s_.acquire_ns.summary();
+    report::LatencySummary l;
+    l.name = "acquire";
+    l.count = a.count;
+    l.min_ns = a.count ? a.min : 0;
+    l.p50_ns = s_.acquire_ns.percentile(0.5);
+    l.p99_ns = s_.acquire_ns.percentile(0.99);
+    l.p999_ns = s_.acquire_ns.percentile(0.999);
+    l.max_ns = a.count ? a.max : 0;
+    l.mean_ns = a.mean();
+    r->latencies.push_back(l);
+  }
+
+ private:
+  Shared s_;
+  int tgid_ = 0;
+};
+
+}  // namespace
+
+WorkloadInfo spinlock_workload() {
+  return {"spinlock",
+          "N threads sharing M TTAS spin locks, with think time, optional CPU hogs",
+          {{"threads", "0", "client threads (0 = one per CPU)"},
+           {"locks", "1", "number of locks; thread i uses lock i % locks"},
+           {"cs", "uniform:5us:15us", "critical section length (duration or distribution)"},
+           {"think", "exp:500us", "user work between critical sections"},
+           {"hogs", "0", "CPU hog threads competing for the CPUs"},
+           {"nice", "0", "nice value of the clients"},
+           {"hog_nice", "0", "nice value of the hogs"},
+           {"policy", "normal", "clients' policy: normal, batch, idle, fifo, rr"}},
+          [] { return std::make_unique<SpinLockWorkload>(); }};
+}
+
+}  // namespace workloads

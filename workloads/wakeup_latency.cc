@@ -1,0 +1,90 @@
+// wakeup-latency: cyclictest-like. A thread sleeps until an absolute period boundary
+// (clock_nanosleep TIMER_ABSTIME) and records how late it runs; optional CPU hogs load the
+// machine. Reports the latency distribution (p50 / p99 / max).
+#include "sim/stats.h"
+#include "workloads/common.h"
+
+namespace workloads {
+
+namespace {
+
+struct Shared {
+  int64_t interval = 0;
+  sim::Histogram latency;
+};
+
+user::Program cyclic(user::Thread& t, Shared* s) {
+  int64_t next = t.now() + s->interval;
+  for (;;) {
+    co_await t.sleep_until(next);
+    s->latency.add(t.now() - next);
+    next += s->interval;
+    while (next <= t.now()) next += s->interval;  // overrun: skip missed periods
+  }
+}
+
+class WakeupLatency : public Workload {
+ public:
+  std::string setup(kernel::Kernel& k, const Params& p, uint64_t seed) override {
+    s_.interval = p.get_ns("interval");
+    const int prio = static_cast<int>(p.get_int("priority"));
+    const int cpu = static_cast<int>(p.get_int("cpu"));
+    int hogs = static_cast<int>(p.get_int("hogs"));
+    const int threads = static_cast<int>(p.get_int("threads"));
+    if (!p.error().empty()) return p.error();
+    if (s_.interval <= 0) return "interval: must be > 0";
+    if (threads < 1) return "threads: must be >= 1";
+    int policy = SCHED_FIFO;
+    if (std::string e = parse_policy("policy", p.get("policy"), &policy); !e.empty()) return e;
+    if (hogs < 0) hogs = k.nr_cpus();
+    kernel::TaskAttr attr;
+    attr.comm = "cyclictest";
+    attr.policy = policy;
+    attr.rt_priority = (policy == SCHED_FIFO || policy == SCHED_RR) ? prio : 0;
+    if (cpu >= 0) attr.cpus = {cpu};
+    if (std::string e = k.validate_attr(attr); !e.empty()) return e;
+    const int tgid = k.create_process("cyclictest");
+    for (int i = 0; i < threads; ++i) {
+      auto th = std::make_unique<user::Thread>(&k, sim::Rng(seed, i));
+      th->start(cyclic(*th, &s_));
+      k.create_thread(tgid, attr, std::move(th));
+    }
+    return spawn_hogs(k, hogs, 0, SCHED_NORMAL, seed);
+  }
+
+  void report(const kernel::Kernel&, sim::Time, report::Results* r) override {
+    const sim::Summary& a = s_.latency.summary();
+    report::LatencySummary l;
+    l.name = "wakeup";
+    l.count = a.count;
+    l.min_ns = a.count ? a.min : 0;
+    l.p50_ns = s_.latency.percentile(0.5);
+    l.p99_ns = s_.latency.percentile(0.99);
+    l.p999_ns = s_.latency.percentile(0.999);
+    l.max_ns = a.count ? a.max : 0;
+    l.mean_ns = a.mean();
+    r->latencies.push_back(l);
+    r->metrics.push_back({"wakeup_p50_us", static_cast<double>(l.p50_ns) / 1e3, "us", "median wakeup latency"});
+    r->metrics.push_back({"wakeup_p99_us", static_cast<double>(l.p99_ns) / 1e3, "us", "99th percentile wakeup latency"});
+    r->metrics.push_back({"wakeup_max_us", static_cast<double>(l.max_ns) / 1e3, "us", "worst wakeup latency"});
+  }
+
+ private:
+  Shared s_;
+};
+
+}  // namespace
+
+WorkloadInfo wakeup_latency_workload() {
+  return {"wakeup-latency",
+          "cyclictest-like periodic thread (FIFO or fair) with optional CPU hogs",
+          {{"interval", "1ms", "period of the timer"},
+           {"policy", "fifo", "policy of the measuring thread: fifo, rr, normal, batch"},
+           {"priority", "99", "RT priority (fifo/rr)"},
+           {"threads", "1", "measuring threads"},
+           {"cpu", "-1", "pin the measuring thread to this CPU (-1 = no pinning)"},
+           {"hogs", "-1", "CPU hog threads (-1 = one per CPU)"}},
+          [] { return std::make_unique<WakeupLatency>(); }};
+}
+
+}  // namespace workloads

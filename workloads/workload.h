@@ -1,0 +1,64 @@
+// A workload: the processes and threads a scenario runs, its parameters with defaults, and
+// the metrics it reports. Each workload is one file in workloads/, registered in registry.cc.
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernel/kernel.h"
+#include "report/results.h"
+
+namespace workloads {
+
+struct ParamSpec {
+  std::string name;
+  std::string default_value;
+  std::string help;
+};
+
+// Workload parameters after defaults and overrides; typed getters.
+class Params {
+ public:
+  Params() = default;
+  explicit Params(std::map<std::string, std::string> values) : values_(std::move(values)) {}
+  const std::map<std::string, std::string>& values() const { return values_; }
+  std::string get(const std::string& name) const;
+  // Parse errors are recorded (first one kept) and the default returned as 0.
+  int64_t get_int(const std::string& name) const;
+  double get_double(const std::string& name) const;
+  // Durations accept a suffix: ns, us, ms, s (default ns).
+  int64_t get_ns(const std::string& name) const;
+  bool get_bool(const std::string& name) const;
+  const std::string& error() const { return error_; }
+
+ private:
+  std::map<std::string, std::string> values_;
+  mutable std::string error_;
+};
+
+// Parses "10ms", "1.5s", "200us", "500" (ns). Returns false if malformed.
+bool parse_duration(const std::string& s, int64_t* ns);
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  // Creates the workload's processes and threads. Returns "" or an error naming the
+  // parameter (the run is then abandoned with exit code 2).
+  virtual std::string setup(kernel::Kernel& k, const Params& p, uint64_t seed) = 0;
+  // Adds the workload's metrics (and latency summaries, notices) after the run.
+  virtual void report(const kernel::Kernel& k, sim::Time duration, report::Results* r) = 0;
+};
+
+struct WorkloadInfo {
+  std::string name;
+  std::string description;
+  std::vector<ParamSpec> params;
+  std::function<std::unique_ptr<Workload>()> make;
+};
+
+const std::vector<WorkloadInfo>& registry();
+const WorkloadInfo* find_workload(const std::string& name);
+
+}  // namespace workloads
