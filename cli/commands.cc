@@ -61,7 +61,7 @@ class ProgressLine {
 struct RunOptions {
   std::string target;
   std::string machine, kernel, duration, json;
-  int cpus = 0;
+  int cpus = -1;  // -1 = not given
   int64_t seed = -1;
   std::vector<std::string> sets;
   bool per_task = false, per_cpu = false;
@@ -87,7 +87,7 @@ int do_run(const RunOptions& o) {
                       {"kernel", o.kernel},
                       {"duration", o.duration}})
     if (std::string err = set(k, v); !err.empty()) return fail(err);
-  if (o.cpus != 0) {
+  if (o.cpus != -1) {
     if (o.cpus < 1) return fail("--cpus: must be >= 1 (got " + std::to_string(o.cpus) + ")");
     e.cpus = o.cpus;
   }

@@ -1,0 +1,125 @@
+// The command line: bad input gives one line naming the parameter and exit code 2 with no
+// output file; the same scenario and seed give byte-identical JSON.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "report/json.h"
+#include "scenario/experiment.h"
+
+namespace {
+
+std::string tmp_path(const std::string& name) {
+  return ::testing::TempDir() + "schedlab_cli_" + std::to_string(getpid()) + "_" + name;
+}
+
+bool exists(const std::string& p) { return access(p.c_str(), F_OK) == 0; }
+
+std::string source_dir() {
+  const char* d = std::getenv("SCHEDLAB_SOURCE_DIR");
+  return d ? d : ".";
+}
+
+int run_cli(std::vector<std::string> args, std::string* err = nullptr) {
+  ::testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStdout();
+  const int rc = cli::main_with_args(args);
+  ::testing::internal::GetCapturedStdout();
+  const std::string e = ::testing::internal::GetCapturedStderr();
+  if (err) *err = e;
+  return rc;
+}
+
+void expect_bad_input(std::vector<std::string> args, const std::string& names) {
+  const std::string json = tmp_path("bad.json");
+  args.push_back("--json");
+  args.push_back(json);
+  std::string err;
+  EXPECT_EQ(run_cli(args, &err), 2) << names;
+  EXPECT_NE(err.find(names), std::string::npos) << "stderr: " << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_FALSE(exists(json));
+}
+
+}  // namespace
+
+TEST(Cli, BadInputNamesTheParameterAndExitsTwoWithoutOutput) {
+  expect_bad_input({"run", "nosuchworkload"}, "nosuchworkload");
+  expect_bad_input({"run", "hog", "--machine", "nosuchmachine"}, "nosuchmachine");
+  expect_bad_input({"run", "hog", "--duration", "0"}, "duration");
+  expect_bad_input({"run", "hog", "--duration", "-5ms"}, "duration");
+  expect_bad_input({"run", "hog", "--cpus", "0"}, "cpus");
+  expect_bad_input({"run", "hog", "--machine", "small4", "--cpus", "9"}, "cpus");
+  expect_bad_input({"run", "hog", "--set", "nice=25"}, "nice");
+  expect_bad_input({"run", "wakeup-latency", "--set", "priority=0"}, "rt_priority");
+  expect_bad_input({"run", "wakeup-latency", "--set", "priority=100"}, "rt_priority");
+  expect_bad_input({"run", "wakeup-latency", "--machine", "small4", "--set", "cpu=7"}, "CPU 7");
+  expect_bad_input({"run", "hog", "--set", "bogus=1"}, "bogus");
+  expect_bad_input({"run", "hog", "--set", "hz=123"}, "hz");
+  expect_bad_input({"run", "hog", "--kernel", "6.12", "--set", "preempt=lazy"}, "preempt");
+  expect_bad_input({"run", "hog", "--set", "sched_feat.NOPE=true"}, "NOPE");
+  expect_bad_input({"run", "spinlock", "--set", "locks=0"}, "locks");
+}
+
+TEST(Cli, AMalformedScenarioFileIsRejectedNamingTheFile) {
+  const std::string path = tmp_path("broken.toml");
+  std::ofstream(path) << "workload = \"hog\"\nduration = [1,\n";
+  expect_bad_input({"run", path}, path);
+  std::ofstream(path) << "workload = \"hog\"\nbogus_key = 3\n";
+  expect_bad_input({"run", path}, "bogus_key");
+  std::remove(path.c_str());
+}
+
+TEST(Cli, HelpAndListSucceed) {
+  EXPECT_EQ(run_cli({"--help"}), 0);
+  EXPECT_EQ(run_cli({"run", "--help"}), 0);
+  EXPECT_EQ(run_cli({"list"}), 0);
+  EXPECT_EQ(run_cli({"list", "spinlock"}), 0);
+  EXPECT_EQ(run_cli({"--no-such-flag"}), 2);
+}
+
+TEST(Determinism, SameScenarioAndSeedGiveByteIdenticalJson) {
+  const std::string a = tmp_path("a.json"), b = tmp_path("b.json"), c = tmp_path("c.json");
+  const std::string scen = source_dir() + "/scenarios/locks-2x-genoa.toml";
+  ASSERT_EQ(run_cli({"run", scen, "--duration", "200ms", "--json", a}), 0);
+  ASSERT_EQ(run_cli({"run", scen, "--duration", "200ms", "--json", b}), 0);
+  ASSERT_EQ(run_cli({"run", scen, "--duration", "200ms", "--seed", "2", "--json", c}), 0);
+  auto slurp = [](const std::string& p) {
+    std::stringstream ss;
+    ss << std::ifstream(p).rdbuf();
+    return ss.str();
+  };
+  const std::string ja = slurp(a);
+  EXPECT_GT(ja.size(), 1000u);
+  EXPECT_EQ(ja, slurp(b));
+  EXPECT_NE(ja, slurp(c));
+  for (const auto& p : {a, b, c}) std::remove(p.c_str());
+}
+
+TEST(Scenario, EveryShippedScenarioRuns) {
+  for (const char* name : {"locks-2x-genoa.toml", "cyclictest-vm50.toml"}) {
+    scenario::Experiment e;
+    ASSERT_EQ(scenario::load_scenario_file(source_dir() + "/scenarios/" + name, &e), "") << name;
+    e.duration_ns = 50 * 1000 * 1000;
+    report::Results r;
+    ASSERT_EQ(scenario::run(e, &r), "") << name;
+    EXPECT_GT(r.events, 0u);
+    EXPECT_EQ(r.warnings, 0u) << r.first_warning;
+  }
+}
+
+// Spinning clients on an oversubscribed machine: holders get preempted, spinners burn CPU.
+TEST(Scenario, OversubscribedSpinLockClientsSufferLockHolderPreemption) {
+  scenario::Experiment e;
+  for (const char* s : {"workload=spinlock", "machine=small4", "threads=8", "locks=1", "hogs=4",
+                        "cs=50us", "think=exp:200us", "duration=500ms"})
+    ASSERT_EQ(scenario::set_assignment(&e, s), "");
+  report::Results r;
+  ASSERT_EQ(scenario::run(e, &r), "");
+  EXPECT_GT(r.metric("lock_holder_preemptions")->value, 0);
+  EXPECT_GT(r.metric("spin_cpu_share")->value, 0.05);
+}
