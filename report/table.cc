@@ -18,7 +18,7 @@ namespace {
 // Continuation lines of wrapped parameter lists stay within this width.
 constexpr size_t kWrapWidth = 100;
 // Width of the labels of the header block ("kernel", "duration", ...).
-constexpr int kLabelWidth = 10;
+constexpr int kLabelWidth = 13;
 
 // A table whose columns are as wide as their widest cell, two spaces apart. Data rows are
 // indented by two spaces under the header, whose first cell is the section title.

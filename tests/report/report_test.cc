@@ -507,14 +507,17 @@ TEST_F(WriteFile, AnUnwritableDirectoryFailsNamingThePathAndLeavesNothing) {
   if (geteuid() == 0) GTEST_SKIP() << "root ignores directory permissions";
   const fs::path sub = dir_ / "ro";
   fs::create_directories(sub);
-  fs::permissions(sub, fs::perms::owner_read | fs::perms::owner_exec);
   const std::string path = (sub / "out.json").string();
+  ASSERT_TRUE(write_file_atomic(path, "old\n", nullptr));
+  fs::permissions(sub, fs::perms::owner_read | fs::perms::owner_exec);
   std::string error;
   EXPECT_FALSE(write_file_atomic(path, "hello\n", &error));
   EXPECT_NE(error.find(path), std::string::npos) << error;
   EXPECT_NE(error.find("Permission denied"), std::string::npos) << error;
-  EXPECT_TRUE(fs::is_empty(sub));
   fs::permissions(sub, fs::perms::owner_all);
+  // The old file is untouched and no temporary is left next to it.
+  EXPECT_EQ(read(path), "old\n");
+  EXPECT_EQ(std::distance(fs::directory_iterator(sub), {}), 1);
 }
 
 TEST_F(WriteFile, APathUnderARegularFileFailsNamingThePathAndLeavesNothing) {
