@@ -93,8 +93,9 @@ void cpu_enter_kernel(rq* rq, sim::Time now) {
   if (ex.in_user) {
     settle_user(rq, now);
     ex.in_user = false;
-    rq->k->engine()->cancel(&ex.resume_timer);
   }
+  // The resume timer stays armed: every kernel path ends in cpu_return_to_user(), which
+  // re-arms it (usually later: a deferral the engine makes free) or cancels it.
   if (ex.kwork_until < now) ex.kwork_until = now;
 }
 

@@ -192,10 +192,17 @@ void render_cpus(const Results& r, const TableOptions& o, std::string* out) {
                  "{:<{}}user {}%  kernel {}%  idle {}%  over {} cpus, {} switches\n", "cpus",
                  kLabelWidth + 2, percent(user, total), percent(kernel, total),
                  percent(idle, total), r.per_cpu.size(), switches);
-  fmt::format_to(std::back_inserter(*out),
-                 "{:<{}}busiest cpu {} ({:.1f}% busy), least busy cpu {} ({:.1f}% busy)\n", "",
-                 kLabelWidth + 2, busiest->cpu, 100 * busiest_share, least->cpu,
-                 100 * least_share);
+  // Compared as printed: "busiest 100.0%, least busy 100.0%" would read as a contradiction.
+  const std::string most = fmt::format("{:.1f}", 100 * busiest_share);
+  const std::string fewest = fmt::format("{:.1f}", 100 * least_share);
+  if (most == fewest) {
+    fmt::format_to(std::back_inserter(*out), "{:<{}}every cpu {}% busy\n", "", kLabelWidth + 2,
+                   most);
+  } else {
+    fmt::format_to(std::back_inserter(*out),
+                   "{:<{}}busiest cpu {} ({}% busy), least busy cpu {} ({}% busy)\n", "",
+                   kLabelWidth + 2, busiest->cpu, most, least->cpu, fewest);
+  }
   if (!o.per_cpu) return;
   TextTable t({{"cpu", false},
                {"user %", true},

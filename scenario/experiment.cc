@@ -3,6 +3,7 @@
 
 #include <toml++/toml.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <sstream>

@@ -14,6 +14,10 @@ Engine::Engine() { heap_.reserve(4096); }
 
 void Engine::arm(Timer* t, Time when) {
   assert(when >= now_ && "a timer cannot be armed in the past");
+  if (t->armed && when >= t->expires) {
+    t->expires = when;  // deferred: the queued entry re-queues itself when it comes up
+    return;
+  }
   if (t->armed) ++stale_;
   ++t->gen;
   t->armed = true;
@@ -30,6 +34,7 @@ void Engine::cancel(Timer* t) {
 
 void Engine::push(const Entry& e) {
   heap_.push_back(e);
+  if (heap_.size() > max_queued_) max_queued_ = heap_.size();
   size_t i = heap_.size() - 1;
   while (i > 0) {
     size_t parent = (i - 1) / kArity;
@@ -83,6 +88,12 @@ bool Engine::run_until(Time end) {
     Timer* t = e.timer;
     if (!t->armed || t->gen != e.gen) {
       if (stale_ > 0) --stale_;
+      ++skipped_;
+      continue;
+    }
+    if (e.when < t->expires) {  // pushed back since it was queued
+      push(Entry{t->expires, seq_++, t, e.gen});
+      ++skipped_;
       continue;
     }
     t->armed = false;

@@ -15,6 +15,9 @@ class Engine;
 // An intrusive, re-armable event source, owned by whoever embeds it (a CPU, a task).
 // Arming again replaces the earlier expiry; cancel is O(1): the queue drops entries whose
 // generation no longer matches (lazy deletion), so no event is ever searched for.
+// Re-arming to a LATER time only records it: the queued entry, when it comes up, is
+// re-queued at the recorded time (a timer pushed back by every tick costs nothing until
+// it is due). Its place among events of equal time is then that of the re-queueing.
 struct Timer {
   using Fn = void (*)(Timer* t, Time now);
   Fn fn = nullptr;
@@ -44,6 +47,10 @@ class Engine {
   void stop() { stopped_ = true; }
 
   uint64_t events_fired() const { return fired_; }
+  // Queue entries taken off without firing: cancelled or re-armed earlier (stale), or
+  // pushed back (deferred). For benchmarks.
+  uint64_t entries_skipped() const { return skipped_; }
+  size_t max_queued() const { return max_queued_; }
   size_t queued() const { return heap_.size(); }
 
  private:
@@ -63,6 +70,8 @@ class Engine {
   Time now_ = 0;
   uint64_t seq_ = 0;
   uint64_t fired_ = 0;
+  uint64_t skipped_ = 0;
+  size_t max_queued_ = 0;
   size_t stale_ = 0;  // entries whose timer was re-armed or cancelled since
   bool stopped_ = false;
   std::vector<Entry> heap_;  // 4-ary min-heap on (when, seq)

@@ -99,7 +99,9 @@ Results make_results(int threads = 4) {
   return r;
 }
 
-int count_lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+int count_lines(const std::string& s) {
+  return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
+}
 
 // The line of `text` that starts with `prefix` (after leading blanks), or "".
 std::string line_starting(const std::string& text, const std::string& prefix) {
@@ -329,6 +331,14 @@ TEST(Table, CpuSummaryNamesTheBusiestAndLeastBusyCpu) {
   EXPECT_NE(s.find("busiest cpu 7 (81.0% busy)"), std::string::npos) << s;
   EXPECT_NE(s.find("least busy cpu 0 (11.0% busy)"), std::string::npos) << s;
   EXPECT_EQ(line_starting(s, "cpu  "), "");
+}
+
+TEST(Table, EquallyBusyCpusAreSummedUpInOnePhrase) {
+  Results r = make_results();
+  for (CpuResult& c : r.per_cpu) c.user_ns = c.kernel_ns = c.idle_ns = 1;
+  const std::string s = render_table(r);
+  EXPECT_NE(s.find("every cpu 66.7% busy"), std::string::npos) << s;
+  EXPECT_EQ(s.find("busiest"), std::string::npos) << s;
 }
 
 TEST(Table, PerCpuOptionAddsARowPerCpu) {
