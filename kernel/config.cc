@@ -87,6 +87,24 @@ std::string parse_version(const std::string& s, KernelVersion* out) {
   return "kernel: unknown version '" + s + "' (choose 6.12, 6.18 or 7.0)";
 }
 
+std::string parse_slice_ext_abi(const std::string& s, SliceExtAbi* out) {
+  if (s == "none") return *out = SliceExtAbi::None, "";
+  if (s == "rfc") return *out = SliceExtAbi::Rfc, "";
+  if (s == "rseq2023") return *out = SliceExtAbi::Rseq2023, "";
+  if (s == "mainline") return *out = SliceExtAbi::Mainline, "";
+  return "slice_ext: unknown variant '" + s + "' (choose none, rfc, rseq2023, mainline)";
+}
+
+const char* slice_ext_abi_name(SliceExtAbi a) {
+  switch (a) {
+    case SliceExtAbi::None: return "none";
+    case SliceExtAbi::Rfc: return "rfc";
+    case SliceExtAbi::Rseq2023: return "rseq2023";
+    case SliceExtAbi::Mainline: return "mainline";
+  }
+  return "?";
+}
+
 std::string parse_preempt(const std::string& s, PreemptModel* out) {
   if (s == "none") return *out = PreemptModel::None, "";
   if (s == "voluntary") return *out = PreemptModel::Voluntary, "";
@@ -125,6 +143,43 @@ std::string set_config_key(KernelConfig* cfg, const std::string& key, const std:
     cfg->rr_timeslice_ms = static_cast<int>(n);
     return "";
   }
+  if (key == "slice_ext") return parse_slice_ext_abi(value, &cfg->slice_ext.abi);
+  if (key == "slice_ext.nsec") {
+    // Accepts a duration with a unit (us, ms) or plain ns.
+    double v = 0;
+    char* end = nullptr;
+    v = std::strtod(value.c_str(), &end);
+    std::string unit(end ? end : "");
+    double mult = unit.empty() || unit == "ns" ? 1 : unit == "us" ? 1e3 : unit == "ms" ? 1e6 : -1;
+    if (end == value.c_str() || mult < 0 || v < 0)
+      return "slice_ext.nsec: expected a duration like 50us (got '" + value + "')";
+    cfg->slice_ext.nsec = static_cast<sim::Time>(v * mult);
+    return "";
+  }
+  if (key == "slice_ext.tick" || key == "slice_ext.fair_only" || key == "slice_ext.no_defer_rt" ||
+      key == "slice_ext.lazy_remote" || key == "slice_ext.rseq_registered") {
+    bool b;
+    if (!parse_bool(value, &b)) return key + ": expected true or false (got '" + value + "')";
+    if (key == "slice_ext.tick") cfg->slice_ext.tick = b;
+    if (key == "slice_ext.fair_only") cfg->slice_ext.fair_only = b;
+    if (key == "slice_ext.no_defer_rt") cfg->slice_ext.no_defer_rt = b;
+    if (key == "slice_ext.lazy_remote") cfg->slice_ext.lazy_remote = b;
+    if (key == "slice_ext.rseq_registered") cfg->slice_ext.rseq_registered = b;
+    return "";
+  }
+  if (key == "slice_ext.rseq_miss") {
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    if (end == value.c_str() || *end != '\0' || !(v >= 0 && v <= 1))
+      return "slice_ext.rseq_miss: expected a probability in 0..1 (got '" + value + "')";
+    cfg->slice_ext.rseq_miss = v;
+    return "";
+  }
+  if (key == "slice_ext.page_limit") {
+    if (!parse_int(value, &n) || n < 0) return "slice_ext.page_limit: must be an integer >= 0";
+    cfg->slice_ext.page_limit = static_cast<int>(n);
+    return "";
+  }
   const std::string prefix = "sched_feat.";
   if (key.rfind(prefix, 0) == 0) {
     const std::string name = key.substr(prefix.size());
@@ -152,6 +207,11 @@ std::string validate_config(const KernelConfig& cfg) {
       (cfg.preempt == PreemptModel::None || cfg.preempt == PreemptModel::Voluntary))
     return std::string("preempt: 7.0 on x86 offers only full and lazy (got ") +
            preempt_name(cfg.preempt) + ")";
+  // 7.0 bounds debugfs rseq/slice_ext_nsec to 5..50 us (ERANGE outside).
+  if (cfg.slice_ext.abi == SliceExtAbi::Mainline && cfg.slice_ext.nsec != 0 &&
+      (cfg.slice_ext.nsec < 5000 || cfg.slice_ext.nsec > 50000))
+    return "slice_ext.nsec: mainline bounds the extension to 5000..50000 ns (debugfs "
+           "rseq/slice_ext_nsec; got " + std::to_string(cfg.slice_ext.nsec) + ")";
   return "";
 }
 

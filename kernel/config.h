@@ -20,6 +20,23 @@ enum sched_feat_bit {
   __SCHED_FEAT_NR,
 };
 
+// Which time slice extension the kernel carries, and the review's policy switches.
+enum class SliceExtAbi { None, Rfc, Rseq2023, Mainline };
+
+struct SliceExtConfig {
+  SliceExtAbi abi = SliceExtAbi::None;
+  // Extension length; 0 = the ABI's own: 50 us (RFC, 2023 prototype: hrtick_local_start(50us)),
+  // 5 us (7.0 debugfs rseq/slice_ext_nsec default; range 5..50 us).
+  sim::Time nsec = 0;
+  bool tick = false;         // grant until the next tick instead (Rostedt's 2023 proposal)
+  bool fair_only = false;    // grant only if every runnable task is fair (Prateek)
+  bool no_defer_rt = false;  // never defer a reschedule caused by an RT wakeup
+  bool lazy_remote = false;  // while granted, remote wakeups neither set NEED_RESCHED nor IPI
+  double rseq_miss = 0;      // probability the rseq page is not resident (hint missed)
+  int page_limit = 0;        // RFC: [task_shared] pages per process (0 = no limit)
+  bool rseq_registered = true;  // glibc registers rseq for every thread
+};
+
 struct KernelConfig {
   KernelVersion version = KernelVersion::V7_0;
   int hz = 250;
@@ -31,6 +48,8 @@ struct KernelConfig {
   bool nohz_idle = true;    // CONFIG_NO_HZ_IDLE: idle CPUs stop their tick
   sim::Time migration_cost_ns = 500000;  // sysctl_sched_migration_cost
   int rr_timeslice_ms = 100;             // sched_rr_timeslice_ms
+  SliceExtConfig slice_ext;
+  uint64_t seed = 1;                     // for the kernel's own random draws (rseq_miss)
 
   sim::Time tick_nsec() const { return (1000000000LL + hz / 2) / hz; }  // TICK_NSEC
   bool feat(sched_feat_bit b) const { return features & (1u << b); }
@@ -43,6 +62,8 @@ KernelConfig default_config(KernelVersion version);
 std::string parse_version(const std::string& s, KernelVersion* out);
 std::string parse_preempt(const std::string& s, PreemptModel* out);
 const char* version_name(KernelVersion v);
+std::string parse_slice_ext_abi(const std::string& s, SliceExtAbi* out);
+const char* slice_ext_abi_name(SliceExtAbi a);
 const char* preempt_name(PreemptModel m);
 // Sets `key` (e.g. "hz", "preempt", "sched_feat.RUN_TO_PARITY", "base_slice_ns") from text.
 std::string set_config_key(KernelConfig* cfg, const std::string& key, const std::string& value);

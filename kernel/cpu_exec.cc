@@ -8,6 +8,7 @@
 #include "kernel/entry/common.h"
 #include "kernel/kernel.h"
 #include "kernel/syscalls.h"
+#include "kernel/slice_ext.h"
 
 namespace kernel {
 
@@ -170,6 +171,7 @@ void cpu_return_to_user(rq* rq) {
   switch (p->exec) {
     case ExecKind::Start:
     case ExecKind::SyscallRet:
+    case ExecKind::SyscallEntry:
       ex.in_user = false;
       k->engine()->arm(&ex.resume_timer, start);
       break;
@@ -213,6 +215,12 @@ void cpu_resume_timer_fn(sim::Timer* t, sim::Time now) {
     }
     rq->ex.in_user = false;
   }
+  if (p->exec == ExecKind::SyscallEntry) {  // rescheduled at syscall entry; now the handler
+    rq->ex.zero_time_steps = 0;
+    syscall_body(rq, p, p->pending_syscall);
+    return;
+  }
+  if (p->exec == ExecKind::Start) rseq_register_at_start(rq, p);
   run_program(rq, p, now);
 }
 

@@ -6,11 +6,14 @@
 #include <cassert>
 
 #include "kernel/cpu_exec.h"
+#include "kernel/slice_ext.h"
+#include "kernel/task_shared.h"
 
 namespace kernel {
 
 Kernel::Kernel(sim::Engine* engine, const hw::Machine& machine, const KernelConfig& cfg)
-    : machine_(machine), cfg_(cfg), engine_(engine) {
+    : machine_(machine), cfg_(cfg), rng(cfg.seed, 0x6b65726e656c), engine_(engine) {
+  slice_ops = slice_ext_select(cfg_.slice_ext.abi);
   const int n = machine_.topo.nr_cpus;
   // sched_init_smp() -> update_sysctl(): LOG scaling, factor 1 + ilog2(min(ncpus, 8)).
   int factor = 1;
@@ -41,13 +44,15 @@ Kernel::Kernel(sim::Engine* engine, const hw::Machine& machine, const KernelConf
     rq->curr = idle.get();
     idle_tasks_.push_back(std::move(idle));
     cpu_exec& ex = rq->ex;
-    for (sim::Timer* t : {&ex.resume_timer, &ex.tick_timer, &ex.hrtick_timer, &ex.ipi_timer}) {
+    for (sim::Timer* t : {&ex.resume_timer, &ex.tick_timer, &ex.hrtick_timer, &ex.ipi_timer,
+                          &ex.slice_timer}) {
       t->ctx = rq.get();
       t->arg = static_cast<uint32_t>(cpu);
     }
     ex.resume_timer.fn = cpu_resume_timer_fn;
     ex.tick_timer.fn = tick_sched_timer_fn;
     ex.ipi_timer.fn = ipi_timer_fn;
+    ex.slice_timer.fn = slice_ext_timer_fn;
     rqs_.push_back(std::move(rq));
   }
   nr_idle_cpus = n;
@@ -59,6 +64,9 @@ Kernel::~Kernel() = default;
 int Kernel::create_process(const std::string& name) {
   const int tgid = next_pid_++;
   process_names_.emplace_back(tgid, name);
+  auto mm = std::make_unique<mm_struct>();
+  mm->tgid = tgid;
+  mms.push_back(std::move(mm));
   return tgid;
 }
 
@@ -94,6 +102,7 @@ int Kernel::create_thread(int tgid, const TaskAttr& attr, std::unique_ptr<UserCo
   p->kern = this;
   p->pid = tgid == next_pid_ - 1 && !has_threads(tgid) ? tgid : next_pid_++;
   p->tgid = tgid;
+  p->mm = mm_of(tgid);
   p->comm = attr.comm;
   p->policy = attr.policy;
   p->nice = fair_policy(attr.policy) ? attr.nice : 0;
@@ -127,6 +136,24 @@ int Kernel::create_thread(int tgid, const TaskAttr& attr, std::unique_ptr<UserCo
   start_timers_.push_back(std::move(st));
   tasks_.push_back(std::move(p));
   return pid;
+}
+
+mm_struct* Kernel::mm_of(int tgid) {
+  for (auto& mm : mms)
+    if (mm->tgid == tgid) return mm.get();
+  return nullptr;
+}
+
+void Kernel::TEST_set_fatal_signal(int pid) {
+  for (auto& t : tasks_)
+    if (t->pid == pid) t->slice.fatal_signal = true;
+}
+
+void Kernel::exit_mm(int tgid) {
+  mm_struct* mm = mm_of(tgid);
+  if (!mm) return;
+  mm->free_list.clear();
+  mm->pages.clear();
 }
 
 bool Kernel::has_threads(int tgid) const {

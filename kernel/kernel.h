@@ -81,6 +81,14 @@ class Kernel {
   unsigned nr_overloaded = 0;  // CPUs with nr_running >= 2 (root domain "overload")
   u64 nohz_next_balance = 0;   // jiffies
   int nr_idle_cpus = 0;
+  const struct slice_ext_ops* slice_ops = nullptr;  // selected once from cfg_.slice_ext.abi
+  sim::Rng rng;                                     // the kernel's own draws (rseq_miss)
+  std::vector<std::unique_ptr<struct mm_struct>> mms;
+  struct mm_struct* mm_of(int tgid);
+  // Test hook: makes task_getshared() see a pending fatal signal (-EINTR).
+  void TEST_set_fatal_signal(int pid);
+  // Ends a process: its threads must all have exited; frees its [task_shared] pages.
+  void exit_mm(int tgid);
 
  private:
   sim::Engine* engine_;

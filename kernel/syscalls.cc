@@ -6,8 +6,12 @@
 
 #include "kernel/cpu_exec.h"
 #include "kernel/kernel.h"
+#include "kernel/slice_ext.h"
+#include "kernel/task_shared.h"
 
 namespace kernel {
+
+void register_rseq_syscalls();  // kernel/rseq.cc
 
 namespace {
 
@@ -22,7 +26,12 @@ std::array<syscall_fn, NR_syscalls>& table() {
   return t;
 }
 
+// sched_yield(): a task holding an RFC/2023 grant calls schedule() directly instead.
 int64_t sys_sched_yield(rq* rq, task_struct* p, const UserAction&) {
+  if (slice_ext(rq)->sched_yield(rq, p)) {
+    schedule(rq, /*preempt=*/false);
+    return 0;
+  }
   do_sched_yield(rq);
   return 0;
 }
@@ -99,6 +108,7 @@ struct Registrar {
     register_syscall(NR_futex, sys_futex);
     register_syscall(NR_getpid, sys_getpid);
     register_syscall(NR_exit, sys_exit);
+    register_rseq_syscalls();
   }
 };
 
@@ -115,6 +125,7 @@ int64_t invoke_syscall(rq* rq, task_struct* p, const UserAction& a) {
 // do_exit(): dequeue for good and schedule away; the task never runs again.
 void do_exit(rq* rq, task_struct* p) {
   spin_unlink(p);
+  task_shared_release(p);
   p->exited = true;
   p->exec = ExecKind::Dead;
   p->__state = TASK_DEAD;

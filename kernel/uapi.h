@@ -26,9 +26,38 @@ enum : int {
   NR_getpid = 39,
   NR_exit = 60,
   NR_futex = 202,
+  NR_execve = 59,
+  NR_prctl = 157,
   NR_clock_nanosleep = 230,
+  NR_rseq = 334,
+  NR_task_getshared = 463,     // the RFC's number (Nov 2024); a different syscall on mainline
+  NR_rseq_slice_yield = 471,   // mainline 7.0
   NR_syscalls = 512,
 };
+
+// RFC "task_getshared" (Prakash Sangappa, Nov 2024): option and sched_delay values.
+enum : int { TASK_SHAREDINFO = 1 };
+enum : int {
+  TASK_PREEMPT_DELAY_REQ = 1,
+  TASK_PREEMPT_DELAY_GRANTED = 2,
+  TASK_PREEMPT_DELAY_DENIED = 3,
+};
+// Peter Zijlstra's rseq prototype (Oct 2023): request bit in rseq->flags.
+enum : uint32_t { RSEQ_CS_FLAG_DELAY_RESCHED_BIT = 3, RSEQ_CS_FLAG_DELAY_RESCHED = 1u << 3 };
+// Mainline 7.0 (include/uapi/linux/rseq.h, prctl.h).
+enum : uint32_t {
+  RSEQ_CS_FLAG_SLICE_EXT_AVAILABLE = 1u << 4,
+  RSEQ_CS_FLAG_SLICE_EXT_ENABLED = 1u << 5,
+};
+enum : int {
+  PR_RSEQ_SLICE_EXTENSION = 79,
+  PR_RSEQ_SLICE_EXTENSION_GET = 1,
+  PR_RSEQ_SLICE_EXTENSION_SET = 2,
+  PR_RSEQ_SLICE_EXT_ENABLE = 1,
+  ENOTSUPP = 524,  // kernel-internal errno user space sees from prctl SET when disabled
+};
+static_assert(RSEQ_CS_FLAG_DELAY_RESCHED == 0x8 && RSEQ_CS_FLAG_SLICE_EXT_ENABLED == 0x20,
+              "bit values of the prototype and of mainline must not be confused");
 enum : int { FUTEX_WAIT = 0, FUTEX_WAKE = 1 };
 
 // A word of user memory shared by threads of one process. Writes are seen at once by the
@@ -39,6 +68,17 @@ struct UserWord {
   task_struct* spinners = nullptr;   // tasks spinning while value == their spin_val
   task_struct* futex_head = nullptr; // futex waiters, FIFO
   task_struct* futex_tail = nullptr;
+};
+
+// The thread's struct rseq (glibc registers one per thread): the fields the model uses.
+// User and kernel share it; the kernel reaches it with copy_from_user/copy_to_user, which
+// cost time and can fail when the page is not resident.
+struct rseq_area {
+  uint32_t cpu_id = 0;
+  uint32_t flags = 0;           // prototype: RSEQ_CS_FLAG_DELAY_RESCHED; 7.0: feature bits
+  uint32_t mm_cid = 0;
+  uint8_t slice_request = 0;    // 7.0 slice_ctrl.request (byte 28), set by user space
+  uint8_t slice_granted = 0;    // 7.0 slice_ctrl.granted (byte 29), set by the kernel
 };
 
 // One step a program asks of its CPU; the kernel models its time and effects.
@@ -61,6 +101,8 @@ class UserContext {
   int locks_held = 0;
   // Thread id, set by Kernel::create_thread().
   int pid = 0;
+  // The thread's rseq area, registered (as glibc does) when the thread starts, unless null.
+  rseq_area* rseq = nullptr;
 };
 
 }  // namespace kernel

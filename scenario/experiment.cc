@@ -28,7 +28,8 @@ bool parse_int(const std::string& v, long long* out) {
 
 bool is_kernel_key(const std::string& k) {
   return k == "hz" || k == "preempt" || k == "base_slice_ns" || k == "nohz_idle" ||
-         k == "migration_cost_ns" || k == "rr_timeslice_ms" || k.rfind("sched_feat.", 0) == 0;
+         k == "migration_cost_ns" || k == "rr_timeslice_ms" || k.rfind("sched_feat.", 0) == 0 ||
+         k == "slice_ext" || k.rfind("slice_ext.", 0) == 0;
 }
 
 // Builds the kernel configuration: version defaults, then settings in order.
@@ -36,6 +37,7 @@ std::string build_config(const Experiment& e, kernel::KernelConfig* cfg) {
   kernel::KernelVersion v;
   if (std::string err = kernel::parse_version(e.kernel_version, &v); !err.empty()) return err;
   *cfg = kernel::default_config(v);
+  cfg->seed = e.seed;
   for (const auto& [key, value] : e.kernel_settings)
     if (std::string err = kernel::set_config_key(cfg, key, value); !err.empty()) return err;
   return kernel::validate_config(*cfg);

@@ -4,12 +4,15 @@
 
 #include "kernel/cpu_exec.h"
 #include "kernel/kernel.h"
+#include "kernel/slice_ext.h"
 #include "kernel/syscalls.h"
 
 namespace kernel {
 
 void irqentry_enter(rq* rq, sim::Time now) {
   rq->k->set_current(rq->curr, rq->cpu);
+  // irqentry_enter_from_user_mode(): the interrupt hit user code (rseq event.user_irq).
+  if (rq->ex.in_user && now >= rq->ex.user_since) rq->curr->slice.user_irq = true;
   cpu_enter_kernel(rq, now);
   cpu_charge(rq, rq->k->machine_.costs.irq_entry_ns);
 }
@@ -17,10 +20,27 @@ void irqentry_enter(rq* rq, sim::Time now) {
 // exit_to_user_mode_loop(): the work mask holds both TIF_NEED_RESCHED and (6.13+)
 // TIF_NEED_RESCHED_LAZY; either one makes the task call schedule() here, whatever the
 // preemption model. The flags are re-read after each round.
+// The time slice extension hooks in here as in 7.0's "entry: Hook up rseq time slice
+// extension": schedule() only if the design does not delay it (a grant needs the task to
+// have entered by interrupt: p->slice.user_irq); then exit_to_user_mode_prepare() arms the
+// enforcement timer, which may ask for one more round.
 void exit_to_user_mode_loop(rq* rq, bool from_irq) {
-  while (tif_need_resched_any(rq->curr)) {
-    schedule(rq, /*preempt=*/true);
+  const slice_ext_ops* ext = slice_ext(rq);
+  for (;;) {
+    while (tif_need_resched_any(rq->curr)) {
+      task_struct* p = rq->curr;
+      if (!p->is_idle && ext->delay_resched(rq, p)) {
+        p->thread_flags &= ~(TIF_NEED_RESCHED | TIF_NEED_RESCHED_LAZY);
+        break;
+      }
+      schedule(rq, /*preempt=*/true);
+    }
+    if (rq->curr->is_idle || !ext->exit_to_user(rq, rq->curr)) break;
   }
+  task_struct* p = rq->curr;
+  if (p->is_idle) return;
+  p->slice.user_irq = false;  // entry events are consumed on the way out
+  if (p->user && p->user->rseq) p->user->rseq->cpu_id = static_cast<uint32_t>(rq->cpu);
 }
 
 // irqentry_exit(): an idle CPU goes back to its idle loop, which schedules if asked to
@@ -28,11 +48,8 @@ void exit_to_user_mode_loop(rq* rq, bool from_irq) {
 // A kernel window still in progress (syscall, switch) also ends in the same loop.
 void irqentry_exit(rq* rq) {
   cpu_charge(rq, rq->k->machine_.costs.irq_exit_ns);
-  if (rq->curr->is_idle) {
-    if (tif_need_resched_any(rq->curr)) schedule(rq, /*preempt=*/false);
-  } else {
-    exit_to_user_mode_loop(rq, /*from_irq=*/true);
-  }
+  if (rq->curr->is_idle && tif_need_resched_any(rq->curr)) schedule(rq, /*preempt=*/false);
+  exit_to_user_mode_loop(rq, /*from_irq=*/true);
   cpu_return_to_user(rq);
 }
 
@@ -45,15 +62,33 @@ void do_syscall_64(rq* rq, const UserAction& a, sim::Time now) {
   cpu_enter_kernel(rq, now);
   cpu_charge(rq, k->machine_.costs.syscall_entry_ns);
   p->stats.nr_syscalls++;
+  // Syscall entry work (7.0: a syscall ends a slice extension grant and reschedules at once,
+  // when preemption is re-enabled). The handler then runs when the task is back.
+  slice_ext(rq)->syscall_enter(rq, p, a.nr);
+  if (tif_need_resched_any(p)) {
+    p->exec = ExecKind::SyscallEntry;
+    p->pending_syscall = a;
+    schedule(rq, /*preempt=*/true);
+    if (rq->curr != p) {
+      exit_to_user_mode_loop(rq, false);
+      cpu_return_to_user(rq);
+      return;
+    }
+  }
+  syscall_body(rq, p, a);
+}
+
+// The handler and the syscall exit path, for rq->curr == p.
+void syscall_body(rq* rq, task_struct* p, const UserAction& a) {
+  Kernel* k = rq->k;
+  k->set_current(p, rq->cpu);
   const int64_t ret = invoke_syscall(rq, p, a);
   p->syscall_ret = ret;
   if (p->exec != ExecKind::Dead) p->exec = ExecKind::SyscallRet;
   cpu_charge(rq, k->machine_.costs.syscall_exit_ns);
-  if (rq->curr == p && p->__state != TASK_RUNNING) {
+  if (rq->curr == p && p->__state != TASK_RUNNING)
     schedule(rq, /*preempt=*/false);  // the task blocked in the handler
-  } else if (rq->curr == p) {
-    exit_to_user_mode_loop(rq, /*from_irq=*/false);
-  }
+  exit_to_user_mode_loop(rq, /*from_irq=*/false);
   cpu_return_to_user(rq);
 }
 

@@ -16,5 +16,8 @@ void irqentry_exit(rq* rq);
 void exit_to_user_mode_loop(rq* rq, bool from_irq);
 // Runs a syscall for rq->curr at `now`, then returns to user mode.
 void do_syscall_64(rq* rq, const UserAction& a, sim::Time now);
+// The handler and exit of a syscall whose entry work already ran (the task was rescheduled
+// at entry and is current again).
+void syscall_body(rq* rq, task_struct* p, const UserAction& a);
 
 }  // namespace kernel

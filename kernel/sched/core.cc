@@ -6,6 +6,7 @@
 #include "kernel/entry/common.h"
 #include "kernel/kernel.h"
 #include "kernel/sched/sched.h"
+#include "kernel/slice_ext.h"
 
 namespace kernel {
 
@@ -68,6 +69,7 @@ static void __resched_curr(rq* rq, unsigned tif) {
   task_struct* curr = rq->curr;
   if (curr->is_idle && tif == TIF_NEED_RESCHED_LAZY) tif = TIF_NEED_RESCHED;
   if (curr->thread_flags & (tif | TIF_NEED_RESCHED)) return;
+  if (rq->cpu != k->current_cpu() && slice_ext_defer_remote_resched(rq)) return;
   curr->thread_flags |= tif;
   if (rq->cpu == k->current_cpu()) return;  // acted on at this CPU's exit path
   if (tif == TIF_NEED_RESCHED) smp_send_ipi(k, rq->cpu, IPI_RESCHEDULE);
@@ -92,8 +94,10 @@ void wakeup_preempt(rq* rq, task_struct* p, int flags) {
   task_struct* curr = rq->curr;
   if (p->sched_class == curr->sched_class)
     curr->sched_class->wakeup_preempt(rq, p, flags);
-  else if (sched_class_rank(p->sched_class) > sched_class_rank(curr->sched_class))
+  else if (sched_class_rank(p->sched_class) > sched_class_rank(curr->sched_class)) {
+    rq->resched_by_rt = true;  // remembered for the "never defer an RT wakeup" policy
     resched_curr(rq);
+  }
 }
 
 static void sched_info_enqueue(task_struct* p, u64 now) { p->stats.wait_start = now; }
@@ -240,7 +244,9 @@ void __schedule(rq* rq, bool preempt) {
   Kernel* k = rq->k;
   task_struct* prev = rq->curr;
   update_rq_clock(rq);
+  slice_ext(rq)->schedule_prev(rq, prev);
   prev->thread_flags &= ~(TIF_NEED_RESCHED | TIF_NEED_RESCHED_LAZY);  // clear_tsk_need_resched
+  rq->resched_by_rt = false;
   bool blocked = false;
   if (!preempt && prev->__state != TASK_RUNNING && !prev->is_idle) {
     // try_to_block_task(): a delayed fair task stays queued (p->on_rq) but is not runnable.
@@ -262,6 +268,7 @@ void __schedule(rq* rq, bool preempt) {
       prev->stats.lhp_since = rq->clock;
     }
   }
+  prev->slice.sched_switch = true;  // rseq_sched_switch_event(): rseq work on its next exit
   prev->on_cpu = false;
   next->on_cpu = true;
   rq->curr = next;

@@ -91,6 +91,7 @@ enum class ExecKind : uint8_t {
   Compute,      // user work left: exec_remaining_ns
   Spin,         // spinning in user mode while *spin_word == spin_val
   SyscallRet,   // returning from a syscall with syscall_ret
+  SyscallEntry, // rescheduled at syscall entry; runs pending_syscall's handler when back
   Dead,
 };
 
@@ -112,8 +113,28 @@ struct task_stats {
   u64 lhp_since = 0;          // valid while preempted holding a lock
 };
 
+// Per-task time slice extension state (all designs; each uses its part).
+struct slice_ext_task {
+  bool granted = false;       // RFC taskshrd_sched_delay, 2023 rseq_sched_delay, 7.0 state.granted
+  bool enabled = false;       // 7.0: prctl / registration flag
+  bool user_irq = false;      // last kernel entry was an interrupt from user mode (7.0 event.user_irq)
+  bool sched_switch = false;  // scheduled out since the last return to user (7.0 event.sched_switch)
+  bool yielded = false;       // 7.0: rseq_slice_yield() result
+  bool syscall_work = false;  // 7.0: SYSCALL_WORK_SYSCALL_RSEQ_SLICE
+  bool fatal_signal = false;  // a fatal signal is pending (task_getshared -> EINTR)
+  sim::Time expires = 0;      // 7.0: end of the grant
+  UserWord* shared = nullptr; // RFC: this thread's struct task_sharedinfo (sched_delay word)
+  int shared_page = -1, shared_slot = -1;
+  // Statistics: RFC nr_preempt_delay_granted/denied (schedstats); 7.0 rseq stats.
+  u64 nr_granted = 0, nr_denied = 0, nr_expired = 0, nr_revoked = 0, nr_yielded = 0,
+      nr_aborted = 0, nr_missed = 0;
+};
+
+struct mm_struct;
+
 struct task_struct {
   Kernel* kern = nullptr;
+  mm_struct* mm = nullptr;
   int pid = 0;
   int tgid = 0;
   unsigned __state = 0;              // TASK_RUNNING (0) or TASK_INTERRUPTIBLE
@@ -152,6 +173,8 @@ struct task_struct {
   UserWord* futex_word = nullptr;
 
   task_stats stats;
+  slice_ext_task slice;
+  UserAction pending_syscall;        // valid iff exec == SyscallEntry
 };
 
 // An entity in the fair runqueue "tree". The kernel's augmented rb-tree becomes a flat
@@ -213,6 +236,8 @@ struct cpu_exec {
   sim::Timer tick_timer;       // the periodic tick (stopped when idle under NO_HZ)
   sim::Timer hrtick_timer;     // per-rq hrtick
   sim::Timer ipi_timer;        // earliest pending IPI arrival
+  sim::Timer slice_timer;      // 7.0: per-CPU slice extension timer (hrtick for RFC/2023)
+  task_struct* slice_cookie = nullptr;  // 7.0: the task the slice timer was armed for
   unsigned ipi_pending = 0;    // IPI_* bits
   std::vector<task_struct*> wake_list;  // ttwu_queue_wakelist entries
   // Accounting (ns).
@@ -257,6 +282,7 @@ struct rq {
   u64 avg_idle = 1000000;      // EWMA of idle durations, ns (initial 2 x 500 us)
   u64 idle_stamp = 0;
   std::vector<sched_domain> sd;  // bottom-up
+  bool resched_by_rt = false;  // the pending reschedule was raised by a higher-class wakeup
   cpu_exec ex;
 };
 

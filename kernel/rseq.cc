@@ -1,0 +1,96 @@
+// rseq registration and the slice extension syscalls: task_getshared() (RFC), prctl
+// PR_RSEQ_SLICE_EXTENSION and rseq_slice_yield() (7.0), and what execve() resets.
+// Mirrors kernel/rseq.c (v7.0) and the RFC's kernel/task_shared.c.
+#include "kernel/kernel.h"
+#include "kernel/slice_ext.h"
+#include "kernel/syscalls.h"
+#include "kernel/task_shared.h"
+
+namespace kernel {
+
+namespace {
+
+// Resets what registration resets: slice state, the word, the advertised feature bits.
+void rseq_reset(Kernel* k, task_struct* p) {
+  rseq_area* rs = p->user ? p->user->rseq : nullptr;
+  p->slice.granted = p->slice.enabled = p->slice.yielded = p->slice.syscall_work = false;
+  if (!rs) return;
+  rs->slice_request = rs->slice_granted = 0;
+  rs->flags = k->cfg_.slice_ext.abi == SliceExtAbi::Mainline ? RSEQ_CS_FLAG_SLICE_EXT_AVAILABLE : 0;
+}
+
+// task_getshared(option, flags, uaddr): arg[0] option, arg[1] flags (unused), arg[2] the
+// address of an int64 that receives the address of this thread's sched_delay word.
+int64_t sys_task_getshared(rq* rq, task_struct* p, const UserAction& a) {
+  Kernel* k = rq->k;
+  if (k->cfg_.slice_ext.abi != SliceExtAbi::Rfc) return -ENOSYS;  // not an RFC kernel
+  if (a.arg[0] != TASK_SHAREDINFO) return -EINVAL;
+  int64_t* uaddr = reinterpret_cast<int64_t*>(a.arg[2]);
+  if (!p->slice.shared) {
+    if (p->slice.fatal_signal) return -EINTR;  // mmap_write_lock_killable() failed
+    int page = -1, slot = -1;
+    UserWord* w = task_shared_alloc(p->mm, k->cfg_.slice_ext.page_limit, &page, &slot);
+    if (!w) return -ENOMEM;
+    p->slice.shared = w;
+    p->slice.shared_page = page;
+    p->slice.shared_slot = slot;
+  }
+  if (!uaddr) return -EFAULT;  // copy_to_user() of the address failed
+  *uaddr = reinterpret_cast<int64_t>(p->slice.shared);
+  return 0;
+}
+
+// prctl(PR_RSEQ_SLICE_EXTENSION, GET|SET, flags, 0, 0): arg[0..4].
+int64_t sys_prctl(rq* rq, task_struct* p, const UserAction& a) {
+  Kernel* k = rq->k;
+  if (a.arg[0] != PR_RSEQ_SLICE_EXTENSION) return -EINVAL;
+  if (k->cfg_.version != KernelVersion::V7_0) return -EINVAL;  // option unknown before 7.0
+  if (a.arg[3] != 0) return -EINVAL;
+  if (a.arg[1] == PR_RSEQ_SLICE_EXTENSION_GET) {
+    if (a.arg[2] != 0) return -EINVAL;
+    return p->slice.enabled ? PR_RSEQ_SLICE_EXT_ENABLE : 0;
+  }
+  if (a.arg[1] != PR_RSEQ_SLICE_EXTENSION_SET) return -EINVAL;
+  if (a.arg[2] & ~static_cast<int64_t>(PR_RSEQ_SLICE_EXT_ENABLE)) return -EINVAL;
+  if (k->cfg_.slice_ext.abi != SliceExtAbi::Mainline) return -ENOTSUPP;  // CONFIG off
+  rseq_area* rs = p->user ? p->user->rseq : nullptr;
+  if (!rs || !k->cfg_.slice_ext.rseq_registered) return -ENXIO;
+  const bool on = a.arg[2] & PR_RSEQ_SLICE_EXT_ENABLE;
+  if (on == p->slice.enabled) return 0;
+  p->slice.enabled = on;
+  rs->flags = RSEQ_CS_FLAG_SLICE_EXT_AVAILABLE | (on ? RSEQ_CS_FLAG_SLICE_EXT_ENABLED : 0);
+  return 0;
+}
+
+// rseq_slice_yield(): the entry work already rescheduled; report whether the grant was
+// still active (T10).
+int64_t sys_rseq_slice_yield(rq* rq, task_struct* p, const UserAction&) {
+  if (rq->k->cfg_.slice_ext.abi != SliceExtAbi::Mainline) return -ENOSYS;
+  const bool y = p->slice.yielded;
+  p->slice.yielded = false;
+  return y ? 1 : 0;
+}
+
+// execve(): the new image has no [task_shared] structure and a freshly registered rseq
+// area (glibc registers again); pending grants are gone.
+int64_t sys_execve(rq* rq, task_struct* p, const UserAction&) {
+  task_shared_release(p);
+  rseq_reset(rq->k, p);
+  return 0;
+}
+
+}  // namespace
+
+void rseq_register_at_start(rq* rq, task_struct* p) {
+  if (!rq->k->cfg_.slice_ext.rseq_registered && p->user) p->user->rseq = nullptr;
+  rseq_reset(rq->k, p);
+}
+
+void register_rseq_syscalls() {
+  register_syscall(NR_task_getshared, sys_task_getshared);
+  register_syscall(NR_prctl, sys_prctl);
+  register_syscall(NR_rseq_slice_yield, sys_rseq_slice_yield);
+  register_syscall(NR_execve, sys_execve);
+}
+
+}  // namespace kernel

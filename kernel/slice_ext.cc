@@ -1,0 +1,90 @@
+// Time slice extension: selection of the design, the shared timer and policy checks, and the
+// "none" stubs. The designs themselves: slice_ext_rfc.cc, slice_ext_rseq2023.cc,
+// slice_ext_mainline.cc.
+#include "kernel/slice_ext.h"
+
+#include "kernel/cpu_exec.h"
+#include "kernel/entry/common.h"
+#include "kernel/kernel.h"
+
+namespace kernel {
+
+namespace {
+bool none_delay_resched(rq*, task_struct*) { return false; }
+bool none_exit_to_user(rq*, task_struct*) { return false; }
+void none_schedule_prev(rq*, task_struct*) {}
+void none_syscall_enter(rq*, task_struct*, int) {}
+bool none_sched_yield(rq*, task_struct*) { return false; }
+void none_timer_fn(rq*) {}
+const slice_ext_ops slice_ext_none_ops = {
+    "none", none_delay_resched, none_exit_to_user, none_schedule_prev,
+    none_syscall_enter, none_sched_yield, none_timer_fn,
+};
+}  // namespace
+
+const slice_ext_ops* slice_ext_select(SliceExtAbi abi) {
+  switch (abi) {
+    case SliceExtAbi::Rfc: return &slice_ext_rfc_ops;
+    case SliceExtAbi::Rseq2023: return &slice_ext_rseq2023_ops;
+    case SliceExtAbi::Mainline: return &slice_ext_mainline_ops;
+    case SliceExtAbi::None: break;
+  }
+  return &slice_ext_none_ops;
+}
+
+const slice_ext_ops* slice_ext(const rq* rq) { return rq->k->slice_ops; }
+
+sim::Time slice_ext_nsec(const Kernel* k) {
+  const SliceExtConfig& c = k->cfg_.slice_ext;
+  if (c.nsec > 0) return c.nsec;
+  return c.abi == SliceExtAbi::Mainline ? 5000 : 50000;
+}
+
+// The lazy variant (Prakash): while curr holds a grant it will be preempted soon by the
+// timer or its own yield, so a remote wakeup sets no NEED_RESCHED and sends no IPI.
+bool slice_ext_defer_remote_resched(rq* rq) {
+  return rq->k->cfg_.slice_ext.lazy_remote && rq->curr->slice.granted;
+}
+
+void slice_ext_arm_timer(rq* rq, sim::Time expires, task_struct* cookie) {
+  Kernel* k = rq->k;
+  if (k->cfg_.slice_ext.tick) {
+    // Rostedt 2023: no timer; the grant lasts until the next tick forces the reschedule.
+    const sim::Time tick = k->cfg_.tick_nsec();
+    expires = (k->now() / tick + 1) * tick;
+  }
+  cpu_charge(rq, k->machine_.costs.hrtimer_program_ns);
+  rq->ex.slice_cookie = cookie;
+  k->engine()->arm(&rq->ex.slice_timer, std::max(expires, k->now()));
+}
+
+// The enforcement timer is an interrupt like any other: its handler runs between
+// irqentry_enter() and irqentry_exit(), whose exit path then acts on the flags it set.
+void slice_ext_timer_fn(sim::Timer* t, sim::Time now) {
+  rq* rq = static_cast<struct rq*>(t->ctx);
+  irqentry_enter(rq, now);
+  slice_ext(rq)->timer_fn(rq);
+  irqentry_exit(rq);
+}
+
+bool rseq_user_access(rq* rq, task_struct* p) {
+  Kernel* k = rq->k;
+  cpu_charge(rq, k->machine_.costs.copy_from_user_word_ns);
+  const double miss = k->cfg_.slice_ext.rseq_miss;
+  if (miss > 0 && k->rng.uniform01() < miss) {
+    p->slice.nr_missed++;
+    return false;
+  }
+  return true;
+}
+
+// The review's switches, common to all designs (defaults: off, as in the RFC).
+bool slice_ext_policy_allows(rq* rq, task_struct* p) {
+  const SliceExtConfig& c = rq->k->cfg_.slice_ext;
+  // Prateek: only when everything runnable here is fair (rq->nr_running == cfs.h_nr_running).
+  if (c.fair_only && (p->sched_class != &fair_sched_class || rq->rt.rt_nr_running > 0)) return false;
+  if (c.no_defer_rt && rq->resched_by_rt) return false;
+  return true;
+}
+
+}  // namespace kernel

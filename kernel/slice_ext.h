@@ -1,0 +1,56 @@
+// Scheduler time slice extension: a task holding a user-space lock asks to be preempted a
+// little later. One operations table per design, selected once from the configuration:
+//   rfc       - Prakash Sangappa's RFC, task_getshared() shared page (Nov 2024), on hrtick
+//   rseq2023  - Peter Zijlstra's rseq prototype, request bit 3 in rseq->flags (Oct 2023)
+//   mainline  - Linux 7.0 rseq slice extension (slice_ctrl, prctl, rseq_slice_yield)
+//   none      - stubs that give the no-op answers
+// The core calls these at the same seams the patches touch (see each hook's callers).
+#pragma once
+#include "kernel/sched/sched.h"
+
+namespace kernel {
+
+struct slice_ext_ops {
+  const char* name;
+  // exit_to_user_mode_loop(), a need-resched bit set: true = return to user space without
+  // schedule() (the caller then clears both bits). Called on every return path; a design
+  // checks itself whether the task entered by interrupt (p->slice.user_irq).
+  bool (*delay_resched)(rq* rq, task_struct* p);
+  // exit_to_user_mode_prepare(), after the loop with IRQs off: arm the enforcement timer.
+  // Returns true if it set NEED_RESCHED, so the loop must run again (7.0: deadline passed).
+  bool (*exit_to_user)(rq* rq, task_struct* p);
+  // __schedule(): prev leaves the CPU.
+  void (*schedule_prev)(rq* rq, task_struct* prev);
+  // Syscall entry work, before the handler (7.0: a syscall ends a grant).
+  void (*syscall_enter)(rq* rq, task_struct* p, int nr);
+  // sys_sched_yield(): true if the design handled it (a granted task calls schedule()).
+  bool (*sched_yield)(rq* rq, task_struct* p);
+  // The enforcement timer (hrtick or 7.0's per-CPU slice timer) fired on rq's CPU.
+  void (*timer_fn)(rq* rq);
+};
+
+extern const slice_ext_ops slice_ext_rfc_ops;       // slice_ext_rfc.cc
+extern const slice_ext_ops slice_ext_rseq2023_ops;  // slice_ext_rseq2023.cc
+extern const slice_ext_ops slice_ext_mainline_ops;  // slice_ext_mainline.cc
+
+const slice_ext_ops* slice_ext_select(SliceExtAbi abi);
+
+// Seams used by core.cc / entry/common.cc / syscalls.cc (one call each).
+const slice_ext_ops* slice_ext(const rq* rq);
+bool slice_ext_defer_remote_resched(rq* rq);
+void slice_ext_timer_fn(sim::Timer* t, sim::Time now);
+// Arms this rq's enforcement timer at absolute `expires` (costs an hrtimer programming).
+void slice_ext_arm_timer(rq* rq, sim::Time expires, task_struct* cookie);
+sim::Time slice_ext_nsec(const Kernel* k);
+// copy_from_user / copy_to_user of the rseq area: charges the cost; false if the page is
+// not resident (the access fails in the IRQs-off exit path: the hint is missed).
+bool rseq_user_access(rq* rq, task_struct* p);
+
+// glibc registers the thread's rseq area before its code runs (sys_rseq): flags and
+// slice_ctrl are reset; 7.0 advertises RSEQ_CS_FLAG_SLICE_EXT_AVAILABLE.
+void rseq_register_at_start(rq* rq, task_struct* p);
+
+// task_shared (RFC): frees p's slot (thread exit, exec).
+void task_shared_release(task_struct* p);
+
+}  // namespace kernel

@@ -1,0 +1,115 @@
+// Linux 7.0 rseq time slice extension (Thomas Gleixner, merged 2026-02): slice_ctrl
+// request/granted bytes in struct rseq, rseq_grant_slice_extension() at interrupt return,
+// the per-CPU slice timer armed last on exit (rseq_slice_arm_timer), syscall entry work that
+// ends a grant (yield or abort), reset on reschedule. include/linux/rseq_entry.h,
+// kernel/rseq.c, kernel/entry/common.c of v7.0; transitions T3..T11 of
+// ../shared/research/slice_ext_spec.md section 1.4.
+#include "kernel/kernel.h"
+#include "kernel/slice_ext.h"
+
+namespace kernel {
+
+bool slice_ext_policy_allows(rq* rq, task_struct* p);
+
+namespace {
+
+// rseq_slice_clear_grant(): G <- 0, counted as a revocation.
+void clear_grant(task_struct* p) {
+  if (!p->slice.granted) return;
+  p->slice.granted = false;
+  p->slice.nr_revoked++;
+}
+
+// rseq_grant_slice_extension(work_pending). Deny bits modelled: a pending rseq event
+// (the task was scheduled out: TIF_RSEQ). Order of checks as in 7.0: the word is zeroed
+// whenever work is pending or a grant runs, before the request byte is read.
+bool mainline_delay_resched(rq* rq, task_struct* p) {
+  rseq_area* rs = p->user ? p->user->rseq : nullptr;
+  if (!rs) return false;
+  if (!((p->slice.enabled && p->slice.user_irq) || p->slice.granted)) return false;
+  const bool work_pending = p->slice.sched_switch;
+  if (work_pending || p->slice.granted) {
+    // T5 (deny: the request is lost) / T6 (revoke): word <- 0, then schedule().
+    if (rseq_user_access(rq, p)) rs->slice_request = rs->slice_granted = 0;
+    clear_grant(p);
+    return false;
+  }
+  if (!rseq_user_access(rq, p)) return false;  // read slice_ctrl (one 32-bit access)
+  if (!rs->slice_request) return false;         // T4
+  if (!slice_ext_policy_allows(rq, p)) return false;
+  // T3: grant. request <- 0, granted <- 1; the deadline runs from now.
+  rs->slice_request = 0;
+  rs->slice_granted = 1;
+  p->slice.granted = true;
+  p->slice.expires = rq->k->now() + slice_ext_nsec(rq->k);
+  p->slice.nr_granted++;
+  return true;
+}
+
+// Exit to user: T11 (scheduled out since the last return: word <- 0, grant revoked), then
+// T7 (arm the per-CPU timer at `expires`, or reschedule if it already passed).
+bool mainline_exit_to_user(rq* rq, task_struct* p) {
+  rseq_area* rs = p->user ? p->user->rseq : nullptr;
+  if (!rs) return false;
+  if (p->slice.sched_switch) {
+    p->slice.sched_switch = false;
+    if (rseq_user_access(rq, p)) rs->slice_request = rs->slice_granted = 0;
+    clear_grant(p);
+  }
+  if (!p->slice.granted) return false;
+  if (p->slice.expires < rq->k->now()) {
+    p->thread_flags |= TIF_NEED_RESCHED;  // the loop runs again and revokes (T6)
+    return true;
+  }
+  slice_ext_arm_timer(rq, p->slice.expires, p);
+  p->slice.syscall_work = true;
+  return false;
+}
+
+// Being scheduled out sets the rseq event (core.cc, on every switch); the slice timer is not
+// cancelled: its callback checks the cookie.
+void mainline_schedule_prev(rq*, task_struct*) {}
+
+// T9: a syscall while granted ends the grant at entry. NEED_RESCHED is set unless the task
+// was already scheduled out, so the CPU is given up right here; rseq_slice_yield counts as
+// yielded, any other syscall as aborted (allowed since V5).
+void mainline_syscall_enter(rq* rq, task_struct* p, int nr) {
+  if (!p->slice.syscall_work) return;
+  p->slice.syscall_work = false;
+  if (!p->slice.granted) return;  // raced: already revoked
+  if (rq->ex.slice_cookie == p) {
+    rq->k->engine()->cancel(&rq->ex.slice_timer);
+    rq->ex.slice_cookie = nullptr;
+  }
+  if (!p->slice.sched_switch) {
+    p->thread_flags |= TIF_NEED_RESCHED;
+    if (nr == NR_rseq_slice_yield) {
+      p->slice.yielded = true;
+      p->slice.nr_yielded++;
+    } else {
+      p->slice.nr_aborted++;
+    }
+  }
+  p->slice.granted = false;
+  rseq_area* rs = p->user->rseq;
+  if (rseq_user_access(rq, p)) rs->slice_request = rs->slice_granted = 0;
+}
+
+bool mainline_sched_yield(rq*, task_struct*) { return false; }
+
+// T8: the timer fires; only for the task it was armed for, still granted.
+void mainline_timer_fn(rq* rq) {
+  task_struct* curr = rq->curr;
+  if (rq->ex.slice_cookie != curr || !curr->slice.granted) return;  // stale (T8')
+  curr->slice.nr_expired++;
+  curr->thread_flags |= TIF_NEED_RESCHED;
+}
+
+}  // namespace
+
+const slice_ext_ops slice_ext_mainline_ops = {
+    "mainline", mainline_delay_resched, mainline_exit_to_user, mainline_schedule_prev,
+    mainline_syscall_enter, mainline_sched_yield, mainline_timer_fn,
+};
+
+}  // namespace kernel

@@ -1,0 +1,146 @@
+// extend-sched2 on real pthreads (seeds-digest section 2): threads take turns on spin-locked
+// objects whose critical section is a long empty loop, each asking for a time slice extension
+// while it holds the lock; prints the original program's per-thread and summary lines.
+#include <cinttypes>
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+#include "real/runner_internal.h"
+
+namespace real::internal {
+
+namespace {
+
+// One object of the original: a counter, its spin-lock word and a done flag. Each object has
+// its own cache line, so threads of different objects do not disturb each other.
+struct alignas(64) Object {
+  std::atomic<uint64_t> x{0};
+  std::atomic<uint32_t> lock{0};
+  std::atomic<bool> done{false};
+};
+
+// Spins until the lock looks free, then asks for an extension before trying to take it, so a
+// preemption right after the exchange is covered. False if the run ended meanwhile.
+bool grab_lock(Object* obj, ThreadStats* st) {
+  for (;;) {
+    while (obj->lock.load(std::memory_order_relaxed) != 0) {
+      if (obj->done.load(std::memory_order_relaxed)) return false;
+      cpu_relax();
+    }
+    slice_request();
+    uint32_t expected = 0;
+    if (obj->lock.compare_exchange_strong(expected, 1, std::memory_order_acquire,
+                                          std::memory_order_relaxed))
+      return true;
+    slice_withdraw();  // lost the race: no request while spinning (yields if it was granted)
+    ++st->blocks;
+  }
+}
+
+void worker(const Params* p, Object* obj, ThreadStats* st) {
+  st->backend = setup_worker(*p);
+  while (!obj->done.load(std::memory_order_relaxed)) {
+    const int64_t first_attempt = now_ns();
+    if (!grab_lock(obj, st)) break;
+    const int64_t taken = now_ns();
+    record(taken - first_attempt, st->count, &st->wait_total_ns, &st->wait_max_ns,
+           &st->wait_min_ns);
+    // x++ under the lock; relaxed is enough, the lock orders it.
+    const uint64_t mine = obj->x.load(std::memory_order_relaxed) + 1;
+    obj->x.store(mine, std::memory_order_relaxed);
+    busy_iterations(p->cs_iterations);
+    obj->lock.store(0, std::memory_order_release);
+    if (slice_release()) ++st->dlygrnt;  // granted: the CPU was given back already
+    record(now_ns() - taken, st->count, &st->total_ns, &st->max_ns, &st->min_ns);
+    ++st->count;
+    // "Let someone else have a turn": wait until another thread has taken the lock.
+    while (obj->x.load(std::memory_order_relaxed) == mine &&
+           !obj->done.load(std::memory_order_relaxed))
+      cpu_relax();
+  }
+  st->slice = thread_counters();
+}
+
+}  // namespace
+
+std::string run_extend_sched2(const Params& p, Backend backend, RunResult* out) {
+  const int nobj = out->nobj;
+  if (p.locks == -1 && p.threads / 10 == 0)
+    out->notices.push_back("extend-sched2: nobj = cpus / 10 = 0 would divide by zero in the "
+                           "original; using 1 lock object");
+  out->ns_per_iteration = measure_ns_per_iteration();
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                "extend-sched2: %d threads on %d lock object(s), %d hog(s), mode %d (backend %s), "
+                "%.3f s; critical section %" PRId64 " iterations = %.3f ms",
+                p.threads, nobj, p.hogs, p.mode, backend_name(backend),
+                static_cast<double>(p.duration_ns) / 1e9, p.cs_iterations,
+                static_cast<double>(p.cs_iterations) * out->ns_per_iteration / 1e6);
+  out->notices.push_back(line);
+
+  std::unique_ptr<Object[]> objs(new Object[nobj]);
+  std::vector<ThreadStats> stats(p.threads);
+  std::vector<std::thread> workers;
+  Hogs hogs;
+  // Whatever happens (creating a thread can throw), started workers stop and are joined
+  // before this function returns: destroying a joinable std::thread would terminate.
+  struct StopAll {
+    Object* objs;
+    int nobj;
+    std::vector<std::thread>* workers;
+    void operator()() {
+      for (int i = 0; i < nobj; ++i) objs[i].done.store(true);
+      for (std::thread& t : *workers)
+        if (t.joinable()) t.join();
+    }
+    ~StopAll() { (*this)(); }
+  } stop_all{objs.get(), nobj, &workers};
+
+  hogs.start(p.hogs, p.cpus);
+  const int64_t start = now_ns();
+  for (int i = 0; i < p.threads; ++i) workers.emplace_back(worker, &p, &objs[i % nobj], &stats[i]);
+  std::this_thread::sleep_for(std::chrono::nanoseconds(p.duration_ns));
+  stop_all();
+  out->elapsed_s = static_cast<double>(now_ns() - start) / 1e9;
+  hogs.stop();
+
+  for (int i = 0; i < nobj; ++i) out->runs += objs[i].x.load();
+  for (int i = 0; i < p.threads; ++i) {
+    out->total_wait_ns += stats[i].wait_total_ns;
+    if (stats[i].backend != backend)
+      out->notices.push_back("thread " + std::to_string(i) + " ran with backend " +
+                             backend_name(stats[i].backend) + ", not " + backend_name(backend));
+  }
+  out->threads = std::move(stats);
+  return "";
+}
+
+void print_extend_sched2(const RunResult& r, std::ostream& out) {
+  char line[512];
+  for (size_t i = 0; i < r.threads.size(); ++i) {
+    const ThreadStats& t = r.threads[i];
+    std::snprintf(line, sizeof(line),
+                  "thread %zu: count %" PRIu64 " total %s max %s min %s total wait %s max wait %s "
+                  "min wait %s #blocks %" PRIu64 " #dlygrnt %" PRIu64 "\n",
+                  i, t.count, format_sus(t.total_ns).c_str(), format_sus(t.max_ns).c_str(),
+                  format_sus(t.min_ns).c_str(), format_sus(t.wait_total_ns).c_str(),
+                  format_sus(t.wait_max_ns).c_str(), format_sus(t.wait_min_ns).c_str(), t.blocks,
+                  t.dlygrnt);
+    out << line;
+  }
+  // The averages are integer divisions by the number of threads, as the original's longs.
+  const uint64_t n = r.threads.empty() ? 1 : r.threads.size();
+  uint64_t grants = 0, blocks = 0;
+  for (const ThreadStats& t : r.threads) {
+    grants += t.dlygrnt;
+    blocks += t.blocks;
+  }
+  std::snprintf(line, sizeof(line),
+                "Ran for %" PRIu64 " times\nTotal wait time: %s\navg # grants %" PRIu64
+                " avg reqs %" PRIu64 "\navg # blocks %" PRIu64 "\n",
+                r.runs, format_sus(r.total_wait_ns).c_str(), grants / n, r.runs / n, blocks / n);
+  out << line;
+}
+
+}  // namespace real::internal

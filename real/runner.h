@@ -1,0 +1,104 @@
+// The real-kernel runner: the extend-sched2 and locktable lock workloads run with pthreads on
+// this host, with the time slice extension backend their mode selects. Results come back as
+// numbers (to compare with the simulator) and as the lines the original program prints.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "real/slice_ext.h"
+
+namespace real {
+
+enum class Workload { kExtendSched2, kLockTable };
+
+const char* workload_name(Workload w);
+
+// Parameters of a run. default_params() fills the per-workload defaults; validate() checks.
+struct Params {
+  Workload workload = Workload::kExtendSched2;
+  int threads = 1;    // extend-sched2 workers (the original: one per configured CPU)
+  int clients = 1;    // locktable clients
+  int hogs = 0;       // CPU hog threads (busy loops) beside the workload
+  int locks = -1;     // lock objects; -1 = default (extend-sched2 max(1, threads/10), locktable 1)
+  int64_t duration_ns = 0;            // wall time of the run
+  int mode = 0;                       // 0 none, 1 RFC task_getshared, 2 (2023 prototype), 3 mainline
+  std::vector<int> cpus;              // affinity of every thread; empty = inherited
+  int64_t cs_iterations = 3'000'000;  // extend-sched2 critical section (the original's loop)
+  int64_t query_ns = 100'000;         // locktable work outside the lock per execution
+  int64_t cs_ns = 10'000;             // locktable critical section
+};
+
+// Defaults: threads and clients = the CPUs this process may run on (or --cpus), duration
+// 180 s for extend-sched2 (the original's fixed sleep) and 10 s for locktable.
+Params default_params(Workload w);
+
+// "" if `p` can run, else one line naming the offending parameter (the CLI exits 2).
+std::string validate(const Params& p);
+
+// Asks the kernel whether the mode's backend works on this host: "" if it does, else why not.
+// Mode 0 never asks. Mode 1 calls syscall 463 (explicitly requested).
+std::string check_mode(const Params& p, Backend* backend);
+
+// The lock objects a run uses: `locks`, or extend-sched2's max(1, threads / 10).
+int resolved_locks(const Params& p);
+
+// One worker's (or client's) numbers. Times in ns; min fields are 0 when count is 0.
+struct ThreadStats {
+  uint64_t count = 0;   // critical sections completed
+  int64_t total_ns = 0;  // hold time: lock taken -> lock and request released
+  int64_t max_ns = 0;
+  int64_t min_ns = 0;
+  int64_t wait_total_ns = 0;  // first attempt -> lock taken
+  int64_t wait_max_ns = 0;
+  int64_t wait_min_ns = 0;
+  uint64_t blocks = 0;   // extend-sched2: lost exchanges after seeing the lock free
+  uint64_t dlygrnt = 0;  // critical sections whose extension request was granted
+  Counters slice;        // the library's counters of this thread
+  Backend backend = Backend::kNone;
+};
+
+struct RunResult {
+  Params params;  // as run
+  Backend backend = Backend::kNone;
+  int nobj = 0;                       // lock objects used
+  double elapsed_s = 0;               // measured wall time between start and stop
+  double ns_per_iteration = 0;        // the busy loop's speed, measured before the run
+  std::vector<ThreadStats> threads;   // workers (extend-sched2) or clients (locktable)
+  uint64_t runs = 0;                  // extend-sched2: sum of x; locktable: executions
+  int64_t total_wait_ns = 0;
+  std::vector<std::string> notices;   // for stderr (e.g. the nobj adjustment)
+
+  double avg_grants() const;  // dlygrnt per thread
+  double avg_reqs() const;    // runs per thread
+  double avg_blocks() const;  // blocks per thread
+  double executions_per_s() const;
+};
+
+// Runs the workload. "" on success; else an error (bad parameters, backend unavailable, a
+// thread could not be created).
+std::string run(const Params& p, RunResult* out);
+
+// The lines the original program prints (extend-sched2), or the locktable report.
+void print_result(const RunResult& r, std::ostream& out);
+
+// `schedlab real ... --compare-sim`: the lead's function that runs the simulator on the same
+// parameters and compares; returns the exit code. Unset: the option fails with exit 2.
+using CompareHook = int (*)(const Params& params, const RunResult& real_result);
+void set_compare_hook(CompareHook hook);
+CompareHook compare_hook();
+
+// `schedlab real <workload> [options]`: `args` are the words after "real". Exit codes: 0 ok,
+// 1 internal failure, 2 bad input or a mode this kernel cannot run (message on stderr).
+int real_main(const std::vector<std::string>& args);
+
+// "2s", "500ms", "100us", "250ns" (a bare number is seconds) -> ns. "" or an error naming
+// `option`.
+std::string parse_duration(const std::string& option, const std::string& text, int64_t* ns);
+// "0-3,6" -> {0,1,2,3,6}. "" or an error naming `option`.
+std::string parse_cpu_list(const std::string& option, const std::string& text,
+                           std::vector<int>* cpus);
+
+}  // namespace real
