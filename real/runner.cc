@@ -29,7 +29,9 @@ std::vector<int> allowed_cpus() {
   return cpus;
 }
 
-std::string got(int64_t v) { return " (got " + std::to_string(v) + ")"; }
+std::string got(int64_t v, const char* unit = "") {
+  return " (got " + std::to_string(v) + unit + ")";
+}
 
 }  // namespace
 
@@ -59,7 +61,7 @@ std::string validate(const Params& p) {
   const char* workers = es2 ? "--threads" : "--clients";
   const int n = es2 ? p.threads : p.clients;
   if (n < 1) return std::string(workers) + " must be >= 1" + got(n);
-  if (p.duration_ns <= 0) return "--duration must be > 0" + got(p.duration_ns) + " ns";
+  if (p.duration_ns <= 0) return "--duration must be > 0" + got(p.duration_ns, " ns");
   if (p.hogs < 0) return "--hogs must be >= 0" + got(p.hogs);
   if (p.locks != -1) {
     if (p.locks < 1) return "--locks must be >= 1" + got(p.locks);
@@ -72,8 +74,8 @@ std::string validate(const Params& p) {
            "delay-resched patch, never merged); use 0, 1 or 3";
   if (p.mode != 0 && p.mode != 1 && p.mode != 3) return "--mode must be 0, 1 or 3" + got(p.mode);
   if (p.cs_iterations < 0) return "--cs-iterations must be >= 0" + got(p.cs_iterations);
-  if (p.query_ns < 0) return "--query must be >= 0" + got(p.query_ns) + " ns";
-  if (p.cs_ns < 0) return "--cs must be >= 0" + got(p.cs_ns) + " ns";
+  if (p.query_ns < 0) return "--query must be >= 0" + got(p.query_ns, " ns");
+  if (p.cs_ns < 0) return "--cs must be >= 0" + got(p.cs_ns, " ns");
   if (!p.cpus.empty()) {
     const std::vector<int> allowed = allowed_cpus();
     for (int c : p.cpus)

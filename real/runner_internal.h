@@ -23,8 +23,8 @@ inline int64_t now_ns() {
 // optimisation. A volatile counter keeps each iteration a store and a load (as at -O0), so
 // the compiler can neither remove nor shorten it.
 inline void busy_iterations(int64_t n) {
-  for (volatile int64_t i = 0; i < n; i = i + 1) {
-  }
+  volatile int64_t i = 0;
+  while (i < n) i = i + 1;
 }
 
 // ns per busy_iterations() iteration on this CPU: the fastest of a few timed runs (the

@@ -80,8 +80,21 @@ struct schedlab_task_sharedinfo {
   volatile unsigned short sched_delay;
 };
 
-/* glibc >= 2.35 exports these (sys/rseq.h); weak so that an older glibc links and they read as
- * absent. __rseq_size is 0 when glibc did not register (e.g. GLIBC_TUNABLES=glibc.pthread.rseq=0). */
+/* glibc >= 2.35 exports __rseq_offset and __rseq_size (sys/rseq.h); __rseq_size is 0 when
+ * glibc did not register (e.g. GLIBC_TUNABLES=glibc.pthread.rseq=0). They are made weak so
+ * that a program built here still links and runs where they are absent (they read as NULL).
+ * glibc's own declaration is used when present: 2.36 declares them without extern "C", which
+ * a second declaration in C++ would conflict with. */
+#if defined(__has_include)
+#if __has_include(<sys/rseq.h>)
+#include <sys/rseq.h>
+#define SCHEDLAB_HAVE_SYS_RSEQ_H 1
+#endif
+#endif
+#ifdef SCHEDLAB_HAVE_SYS_RSEQ_H
+#pragma weak __rseq_offset
+#pragma weak __rseq_size
+#else
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -89,6 +102,7 @@ extern const ptrdiff_t __rseq_offset __attribute__((weak));
 extern const unsigned int __rseq_size __attribute__((weak));
 #ifdef __cplusplus
 }
+#endif
 #endif
 
 /* The rseq area glibc registered for the calling thread, or NULL. */
@@ -121,6 +135,11 @@ static inline struct schedlab_rseq_slice_ctrl* schedlab_slice_enable(void) {
   }
   return (struct schedlab_rseq_slice_ctrl*)(area + SCHEDLAB_RSEQ_SLICE_CTRL_OFFSET);
 }
+
+#ifndef __cplusplus
+/* unistd.h declares syscall() only with _DEFAULT_SOURCE; strict C11 users get it from here. */
+extern long syscall(long number, ...);
+#endif
 
 /* The recommended protocol (Documentation/userspace-api/rseq.rst): request, compiler barrier,
  * critical section, barrier, clear request, then yield if the kernel granted. */

@@ -28,7 +28,7 @@ class Thread : public kernel::UserContext {
     int64_t await_resume() const noexcept { return t->ret_; }
   };
 
-  Thread(kernel::Kernel* k, sim::Rng rng) : k_(k), rng_(rng) {}
+  Thread(kernel::Kernel* k, sim::Rng rng) : k_(k), rng_(rng) { UserContext::rseq = &rseq_area_; }
   // Sets the program; REQUIRES: called once, before the thread is created in the kernel.
   void start(Program p) {
     program_ = std::move(p);
@@ -88,6 +88,8 @@ class Thread : public kernel::UserContext {
     k_->user_store(w, v);
     return old;
   }
+  // The thread's registered rseq area, or nullptr if the kernel runs without rseq.
+  kernel::rseq_area* rseq() const { return UserContext::rseq; }
   // The thread id the kernel gave this thread.
   int pid() const { return UserContext::pid; }
 
@@ -104,6 +106,7 @@ class Thread : public kernel::UserContext {
 
   kernel::Kernel* k_;
   sim::Rng rng_;
+  kernel::rseq_area rseq_area_;
   Program program_;
   std::coroutine_handle<> current_;  // innermost suspended coroutine
   kernel::UserAction pending_;

@@ -1,0 +1,118 @@
+// `schedlab real <workload> [options]`: the runner's command line over CLI11. Exit codes as the
+// rest of schedlab: 0 success, 1 internal failure, 2 bad input (one line on stderr naming the
+// parameter) or a mode this kernel cannot run.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "real/runner.h"
+
+namespace real {
+
+namespace {
+
+constexpr int kExitInternal = 1;
+constexpr int kExitBadInput = 2;
+
+int fail(const std::string& msg) {
+  std::fprintf(stderr, "schedlab real: error: %s\n", msg.c_str());
+  return kExitBadInput;
+}
+
+// Options one workload takes and the other does not: a clear error beats a silent no-op.
+std::string check_applicable(Workload w, const CLI::App& app) {
+  const bool es2 = w == Workload::kExtendSched2;
+  if (es2 && app.count("--clients")) return "--clients applies to locktable; extend-sched2 takes --threads";
+  if (!es2 && app.count("--threads")) return "--threads applies to extend-sched2; locktable takes --clients";
+  if (!es2 && app.count("--cs-iterations"))
+    return "--cs-iterations applies to extend-sched2; locktable takes --cs";
+  if (es2 && (app.count("--query") || app.count("--cs")))
+    return "--query and --cs apply to locktable; extend-sched2 takes --cs-iterations";
+  return "";
+}
+
+}  // namespace
+
+int real_main(const std::vector<std::string>& args) {
+  CLI::App app{
+      "Runs a lock workload with real threads on this host, asking the kernel for time slice "
+      "extensions (docs/real.md).\nWorkloads: extend-sched2 (the Dec 2024 benchmark), "
+      "locktable (a database lock table)."};
+  app.name("schedlab real");
+  std::string workload, duration, cpus, query, cs;
+  int threads = 0, clients = 0, hogs = 0, locks = 0, mode = 0;
+  int64_t cs_iterations = 0;
+  bool compare_sim = false;
+  app.add_option("workload", workload, "extend-sched2 | locktable")->required();
+  app.add_option("--threads", threads, "extend-sched2 worker threads (default: CPUs available)");
+  app.add_option("--clients", clients, "locktable client threads (default: CPUs available)");
+  app.add_option("--hogs", hogs, "CPU hog threads beside the workload (default 0)");
+  app.add_option("--locks", locks,
+                 "lock objects; thread i uses i % locks (default: extend-sched2 max(1, threads/10), "
+                 "locktable 1)");
+  app.add_option("--duration", duration, "wall time, e.g. 2s, 500ms (default: 180s / 10s)");
+  app.add_option("--mode", mode, "0 none, 1 RFC task_getshared, 3 mainline rseq (default 0)");
+  app.add_option("--cpus", cpus, "CPU list for every thread, e.g. 0-3,6 (default: inherited)");
+  app.add_option("--cs-iterations", cs_iterations,
+                 "extend-sched2 critical section loop iterations (default 3000000)");
+  app.add_option("--query", query, "locktable work outside the lock (default 100us)");
+  app.add_option("--cs", cs, "locktable critical section (default 10us)");
+  app.add_flag("--compare-sim", compare_sim, "also run the simulator on the same parameters");
+
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "schedlab real: error: %s\nRun with --help for usage.\n", e.what());
+    return kExitBadInput;
+  }
+
+  Workload w;
+  if (workload == "extend-sched2")
+    w = Workload::kExtendSched2;
+  else if (workload == "locktable")
+    w = Workload::kLockTable;
+  else
+    return fail("unknown workload '" + workload + "' (extend-sched2, locktable)");
+  if (std::string err = check_applicable(w, app); !err.empty()) return fail(err);
+
+  Params p = default_params(w);
+  if (app.count("--cpus")) {
+    if (std::string err = parse_cpu_list("--cpus", cpus, &p.cpus); !err.empty()) return fail(err);
+    p.threads = p.clients = static_cast<int>(p.cpus.size());  // one thread per listed CPU
+  }
+  if (app.count("--threads")) p.threads = threads;
+  if (app.count("--clients")) p.clients = clients;
+  if (app.count("--hogs")) p.hogs = hogs;
+  if (app.count("--locks")) p.locks = locks;
+  if (app.count("--mode")) p.mode = mode;
+  if (app.count("--cs-iterations")) p.cs_iterations = cs_iterations;
+  for (auto [name, text, ns] : {std::tuple{"--duration", &duration, &p.duration_ns},
+                                std::tuple{"--query", &query, &p.query_ns},
+                                std::tuple{"--cs", &cs, &p.cs_ns}}) {
+    if (!app.count(name)) continue;
+    if (std::string err = parse_duration(name, *text, ns); !err.empty()) return fail(err);
+  }
+  if (std::string err = validate(p); !err.empty()) return fail(err);
+  if (compare_sim && compare_hook() == nullptr) {
+    std::fprintf(stderr, "schedlab real: compare-sim not available in this build\n");
+    return kExitBadInput;
+  }
+  Backend backend;
+  if (std::string err = check_mode(p, &backend); !err.empty()) return fail(err);
+
+  RunResult r;
+  if (std::string err = run(p, &r); !err.empty()) {
+    std::fprintf(stderr, "schedlab real: error: %s\n", err.c_str());
+    return kExitInternal;
+  }
+  for (const std::string& n : r.notices) std::fprintf(stderr, "%s\n", n.c_str());
+  print_result(r, std::cout);
+  std::cout.flush();
+  if (compare_sim) return compare_hook()(p, r);
+  return 0;
+}
+
+}  // namespace real

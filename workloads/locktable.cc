@@ -1,0 +1,305 @@
+// locktable: the database lock-table test the time slice extension RFC was written for
+// (seeds-digest 1, 1d): many clients each run a query outside the lock, then take the table's
+// spin lock for a short critical section, asking for a slice extension while they hold it;
+// CPU hogs oversubscribe the machine so holders get preempted. Defaults are the RFC thread's
+// 300 clients beside 400 hogs on the 384-CPU Genoa, scaled to the machine. Reports SQL
+// executions per second, lock-holder preemptions, spinning, the time to acquire, and the
+// extension's requests, grants and denials as the clients and the kernel count them.
+//
+// This file also holds the pieces the three lock workloads (extend-sched2, locktable, oltp)
+// share: the `ext` / `mode` parameter and the lock and extension metrics.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "sim/stats.h"
+#include "user/slice_ext.h"
+#include "user/sync.h"
+#include "workloads/common.h"
+
+namespace workloads {
+
+// ---- Shared by the lock workloads (declared again in extend_sched2.cc and oltp.cc). ----
+
+// The extension ABI the clients use: parameter `ext` (none, rfc, rseq2023, mainline), or,
+// if `with_mode` and parameter `mode` is not empty, `mode` 0..3 (extend-sched2's numbering:
+// 0 none, 1 RFC shared page, 2 rseq 2023 prototype, 3 mainline), which wins over `ext`.
+std::string parse_slice_abi(const Params& p, bool with_mode, user::SliceAbi* abi) {
+  if (with_mode && !p.get("mode").empty()) {
+    const std::string m = p.get("mode");
+    if (m.size() != 1 || m[0] < '0' || m[0] > '3')
+      return "mode: expected 0 (none), 1 (rfc), 2 (rseq2023) or 3 (mainline) (got '" + m + "')";
+    static constexpr user::SliceAbi kModes[] = {user::SliceAbi::None, user::SliceAbi::Rfc,
+                                                user::SliceAbi::Rseq2023, user::SliceAbi::Mainline};
+    *abi = kModes[m[0] - '0'];
+    return "";
+  }
+  if (std::string e = kernel::parse_slice_ext_abi(p.get("ext"), abi); !e.empty())
+    return "ext: unknown variant '" + p.get("ext") + "' (choose none, rfc, rseq2023, mainline)";
+  return "";
+}
+
+// `hogs`: a count, -1 = one per CPU; `auto_count` is what "auto" means (-1: not accepted).
+std::string parse_hogs(const Params& p, int nr_cpus, int auto_count, int* hogs) {
+  const std::string v = p.get("hogs");
+  if (v == "auto" && auto_count >= 0) {
+    *hogs = auto_count;
+    return "";
+  }
+  char* end = nullptr;
+  const long n = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || n < -1 || n > 1000000)
+    return std::string("hogs: expected a number of hogs, -1 = one per CPU") +
+           (auto_count >= 0 ? ", or auto" : "") + " (got '" + v + "')";
+  *hogs = n == -1 ? nr_cpus : static_cast<int>(n);
+  return "";
+}
+
+// The tgid of the "hog" process spawn_hogs() made, or 0.
+int hog_tgid(const kernel::Kernel& k) {
+  for (const auto& t : k.tasks())
+    if (k.process_name(t->tgid) == "hog") return t->tgid;
+  return 0;
+}
+
+report::LatencySummary latency_summary(const std::string& name, const sim::Histogram& h) {
+  const sim::Summary& s = h.summary();
+  report::LatencySummary l;
+  l.name = name;
+  l.count = s.count;
+  l.min_ns = s.count ? s.min : 0;
+  l.p50_ns = h.percentile(0.5);
+  l.p99_ns = h.percentile(0.99);
+  l.p999_ns = h.percentile(0.999);
+  l.max_ns = s.count ? s.max : 0;
+  l.mean_ns = s.mean();
+  return l;
+}
+
+// Lock-holder preemptions and spinning of process `tgid`, the CPU the hogs got, and the
+// extension's counters: the clients' own (what user space saw) and the kernel's per-task
+// statistics, both per client; plus notices when the kernel and the clients disagree.
+void report_lock_metrics(const kernel::Kernel& k, int tgid, sim::Time duration, user::SliceAbi abi,
+                         const std::vector<const user::SliceExtClient*>& clients,
+                         const std::vector<int64_t>& init_ret, report::Results* r) {
+  const double secs = static_cast<double>(duration) / 1e9;
+  uint64_t lhp = 0;
+  int64_t lhp_ns = 0, spin = 0, run = 0;
+  kernel::slice_ext_task ks;  // only its counters are used
+  for (const auto& t : k.tasks()) {
+    if (t->tgid != tgid) continue;
+    lhp += t->stats.nr_lock_holder_preemptions;
+    lhp_ns += static_cast<int64_t>(t->stats.lock_held_preempted_ns);
+    spin += static_cast<int64_t>(t->stats.spin_ns);
+    run += static_cast<int64_t>(t->stats.run_ns);
+    ks.nr_granted += t->slice.nr_granted;
+    ks.nr_denied += t->slice.nr_denied;
+    ks.nr_expired += t->slice.nr_expired;
+    ks.nr_revoked += t->slice.nr_revoked;
+    ks.nr_yielded += t->slice.nr_yielded;
+    ks.nr_aborted += t->slice.nr_aborted;
+  }
+  const int hogs = hog_tgid(k);
+  const int64_t hog_ns = hogs ? process_run_ns(k, hogs) : 0;
+  auto add = [r](const char* name, double v, const char* unit, const char* help) {
+    r->metrics.push_back({name, v, unit, help});
+  };
+  add("lock_holder_preemptions", static_cast<double>(lhp), "",
+      "times a client was preempted while holding a lock");
+  add("lock_holder_preempted_ms", static_cast<double>(lhp_ns) / 1e6, "ms",
+      "time lock holders spent off-CPU after such preemptions (sum)");
+  add("spin_cpu_share", run ? static_cast<double>(spin) / static_cast<double>(run) : 0,
+      "of client CPU", "share of the clients' CPU time burnt spinning");
+  add("spin_cpu_seconds_per_second", static_cast<double>(spin) / 1e9 / secs, "CPUs",
+      "CPU time burnt spinning per second of run");
+  add("hog_cpu_seconds_per_second", static_cast<double>(hog_ns) / 1e9 / secs, "CPUs",
+      "CPU time the hogs received per second of run");
+
+  user::SliceExtClient::Counters uc;
+  for (const user::SliceExtClient* c : clients) {
+    uc.requests += c->counters().requests;
+    uc.grants += c->counters().grants;
+    uc.denials += c->counters().denials;
+    uc.yields += c->counters().yields;
+  }
+  const double n = clients.empty() ? 1.0 : static_cast<double>(clients.size());
+  auto per = [n](uint64_t v) { return static_cast<double>(v) / n; };
+  add("ext_requests_per_client", per(uc.requests), "", "extension requests made (user side)");
+  add("ext_grants_per_client", per(uc.grants), "", "releases that found the extension granted");
+  add("ext_denials_per_client", per(uc.denials), "", "releases that found DENIED (RFC only)");
+  add("ext_yields_per_client", per(uc.yields), "", "CPU given back after a grant");
+  add("ext_grant_ratio", uc.requests ? static_cast<double>(uc.grants) / static_cast<double>(uc.requests) : 0,
+      "of requests", "share of requests the clients saw granted");
+  add("kernel_granted_per_client", per(ks.nr_granted), "", "kernel: grants (nr_granted)");
+  add("kernel_denied_per_client", per(ks.nr_denied), "", "kernel: denials (nr_denied)");
+  add("kernel_expired_per_client", per(ks.nr_expired), "", "kernel: grants ended by the timer");
+  add("kernel_revoked_per_client", per(ks.nr_revoked), "", "kernel: grants revoked (7.0)");
+  add("kernel_yielded_per_client", per(ks.nr_yielded), "", "kernel: grants ended by a yield (7.0)");
+  add("kernel_aborted_per_client", per(ks.nr_aborted), "", "kernel: grants aborted by a syscall (7.0)");
+
+  const user::SliceAbi kabi = k.config().slice_ext.abi;
+  if (abi != kabi) {
+    r->notices.push_back(
+        std::string("the clients use ext=") + kernel::slice_ext_abi_name(abi) +
+        " but the kernel carries slice_ext=" + kernel::slice_ext_abi_name(kabi) +
+        (abi == user::SliceAbi::None ? ": nothing is requested"
+                                     : ": requests are never granted (set slice_ext too)"));
+  }
+  size_t failed = 0;
+  int64_t first_err = 0;
+  for (size_t i = 0; i < clients.size() && i < init_ret.size(); ++i)
+    if (abi != user::SliceAbi::None && !clients[i]->active()) {
+      if (!failed++) first_err = init_ret[i];
+    }
+  if (failed)
+    r->notices.push_back(std::to_string(failed) + " client(s) could not enable the extension (first "
+                         "error " + std::to_string(first_err) + "): their requests are no-ops");
+}
+
+// ---- locktable ----
+
+namespace {
+
+constexpr int kGenoaCpus = 384;
+constexpr int kRfcClients = 300;
+constexpr int kRfcHogs = 400;
+
+// n scaled from the 384-CPU Genoa to this machine, at least 1.
+int scaled(int n, int cpus) {
+  return std::max(1, static_cast<int>(std::lround(static_cast<double>(n) * cpus / kGenoaCpus)));
+}
+
+struct Client {
+  explicit Client(user::SliceAbi abi) : ext(abi) {}
+  user::SliceExtClient ext;
+  int64_t init_ret = 0;
+};
+
+struct Shared {
+  std::vector<user::SpinLock> locks;
+  Dist query, cs;
+  uint64_t executions = 0;
+  sim::Histogram acquire_ns;
+};
+
+// Takes `lock` asking for an extension first, so a preemption right after the exchange is
+// covered; a lost attempt withdraws the request (yielding if it had been granted) and spins
+// without one, as real/'s SliceSpinLock does.
+user::Task<> lock_extended(user::Thread& t, user::SpinLock* lock, user::SliceExtClient* ext) {
+  for (;;) {
+    ext->request(t);
+    if (lock->try_lock(t)) co_return;
+    if (ext->release(t)) co_await ext->yield(t);
+    co_await lock->wait_unlocked(t);
+  }
+}
+
+// Releases `lock` and the request; gives the CPU back at once if the extension was granted.
+user::Task<> unlock_extended(user::Thread& t, user::SpinLock* lock, user::SliceExtClient* ext) {
+  lock->unlock(t);
+  if (ext->release(t)) co_await ext->yield(t);
+}
+
+user::Program locktable_client(user::Thread& t, Shared* s, Client* c, int lock_index) {
+  c->init_ret = co_await c->ext.init(t);
+  user::SpinLock* lock = &s->locks[lock_index];
+  for (;;) {
+    co_await t.compute(s->query.sample(t.rng()));  // the query, outside the lock
+    const int64_t start = t.now();
+    co_await lock_extended(t, lock, &c->ext);
+    s->acquire_ns.add(t.now() - start);
+    co_await t.compute(s->cs.sample(t.rng()));
+    co_await unlock_extended(t, lock, &c->ext);
+    s->executions++;
+  }
+}
+
+class LockTable : public Workload {
+ public:
+  std::string setup(kernel::Kernel& k, const Params& p, uint64_t seed) override {
+    int clients = static_cast<int>(p.get_int("clients"));
+    const int locks = static_cast<int>(p.get_int("locks"));
+    const int nice = static_cast<int>(p.get_int("nice"));
+    const int hog_nice = static_cast<int>(p.get_int("hog_nice"));
+    if (!p.error().empty()) return p.error();
+    if (std::string e = parse_dist("query", p.get("query"), &s_.query); !e.empty()) return e;
+    if (std::string e = parse_dist("cs", p.get("cs"), &s_.cs); !e.empty()) return e;
+    if (std::string e = parse_slice_abi(p, false, &abi_); !e.empty()) return e;
+    int policy = SCHED_NORMAL, hog_policy = SCHED_NORMAL;
+    if (std::string e = parse_policy("policy", p.get("policy"), &policy); !e.empty()) return e;
+    if (std::string e = parse_policy("hog_policy", p.get("hog_policy"), &hog_policy); !e.empty())
+      return e;
+    int hogs = 0;
+    if (std::string e = parse_hogs(p, k.nr_cpus(), scaled(kRfcHogs, k.nr_cpus()), &hogs); !e.empty())
+      return e;
+    if (clients < 0) return "clients: must be >= 0 (0 = 300 scaled to the machine)";
+    if (clients == 0) clients = scaled(kRfcClients, k.nr_cpus());
+    if (locks < 1) return "locks: must be >= 1";
+    if (locks > clients)
+      return "locks: more locks than clients (" + std::to_string(locks) + " > " +
+             std::to_string(clients) + ")";
+    s_.locks = std::vector<user::SpinLock>(static_cast<size_t>(locks));
+    kernel::TaskAttr attr;
+    attr.comm = "client";
+    attr.policy = policy;
+    attr.nice = nice;
+    attr.rt_priority = policy == SCHED_FIFO || policy == SCHED_RR ? 1 : 0;
+    if (std::string e = k.validate_attr(attr); !e.empty()) return e;
+    tgid_ = k.create_process("locktable");
+    for (int i = 0; i < clients; ++i) {
+      clients_.push_back(std::make_unique<Client>(abi_));
+      auto th = std::make_unique<user::Thread>(&k, sim::Rng(seed, i));
+      th->start(locktable_client(*th, &s_, clients_.back().get(), i % locks));
+      k.create_thread(tgid_, attr, std::move(th));
+    }
+    char line[160];
+    std::snprintf(line, sizeof(line), "locktable: %d clients on %d lock(s), %d hog(s), ext=%s",
+                  clients, locks, hogs, kernel::slice_ext_abi_name(abi_));
+    summary_ = line;
+    return spawn_hogs(k, hogs, hog_nice, hog_policy, seed);
+  }
+
+  void report(const kernel::Kernel& k, sim::Time duration, report::Results* r) override {
+    const double secs = static_cast<double>(duration) / 1e9;
+    r->notices.push_back(summary_);
+    r->metrics.push_back({"sql_executions_per_second", static_cast<double>(s_.executions) / secs,
+                          "1/s", "client loops completed (query + critical section)"});
+    std::vector<const user::SliceExtClient*> ext;
+    std::vector<int64_t> init_ret;
+    for (const auto& c : clients_) {
+      ext.push_back(&c->ext);
+      init_ret.push_back(c->init_ret);
+    }
+    report_lock_metrics(k, tgid_, duration, abi_, ext, init_ret, r);
+    r->latencies.push_back(latency_summary("acquire", s_.acquire_ns));
+  }
+
+ private:
+  Shared s_;
+  user::SliceAbi abi_ = user::SliceAbi::None;
+  std::vector<std::unique_ptr<Client>> clients_;
+  std::string summary_;
+  int tgid_ = 0;
+};
+
+}  // namespace
+
+WorkloadInfo locktable_workload() {
+  return {"locktable",
+          "database lock table (RFC test): clients query, then take a table spin lock "
+          "asking for a slice extension, beside CPU hogs",
+          {{"clients", "0", "client threads (0 = 300 scaled to the machine: 300 on the 384-CPU genoa)"},
+           {"hogs", "auto", "CPU hogs (auto = 400 scaled to the machine; -1 = one per CPU; 0 = none)"},
+           {"locks", "1", "table spin locks; client i uses lock i % locks"},
+           {"query", "exp:200us", "work of one SQL execution outside the lock"},
+           {"cs", "uniform:2us:8us", "critical section under the table lock"},
+           {"ext", "none", "slice extension the clients use: none, rfc, rseq2023, mainline"},
+           {"nice", "0", "nice value of the clients"},
+           {"hog_nice", "0", "nice value of the hogs"},
+           {"policy", "normal", "clients' policy: normal, batch, idle, fifo, rr"},
+           {"hog_policy", "normal", "hogs' policy: normal, batch, idle, fifo, rr"}},
+          [] { return std::make_unique<LockTable>(); }};
+}
+
+}  // namespace workloads
