@@ -14,6 +14,8 @@
 #include "kernel/config.h"
 #include "report/json.h"
 #include "report/table.h"
+#include "report/compare.h"
+#include "scenario/compare.h"
 #include "scenario/experiment.h"
 #include "workloads/workload.h"
 
@@ -68,16 +70,18 @@ struct RunOptions {
   int proc_pid = 0;
 };
 
-int do_run(const RunOptions& o) {
+// The experiment a run (or each row of a comparison) starts from: target, then options,
+// then --set. Returns "" or the error.
+std::string build_experiment(const RunOptions& o, scenario::Experiment* out) {
   scenario::Experiment e;
   if (!o.target.empty()) {
     if (workloads::find_workload(o.target)) {
       e.workload = o.target;
     } else if (o.target.find(".toml") != std::string::npos || file_exists(o.target)) {
-      if (!file_exists(o.target)) return fail("scenario file '" + o.target + "' does not exist");
-      if (std::string err = scenario::load_scenario_file(o.target, &e); !err.empty()) return fail(err);
+      if (!file_exists(o.target)) return "scenario file '" + o.target + "' does not exist";
+      if (std::string err = scenario::load_scenario_file(o.target, &e); !err.empty()) return err;
     } else {
-      return fail("unknown workload '" + o.target + "' (see: schedlab list)");
+      return "unknown workload '" + o.target + "' (see: schedlab list)";
     }
   }
   auto set = [&](const char* key, const std::string& v) {
@@ -86,15 +90,22 @@ int do_run(const RunOptions& o) {
   for (auto [k, v] : {std::pair<const char*, std::string>{"machine", o.machine},
                       {"kernel", o.kernel},
                       {"duration", o.duration}})
-    if (std::string err = set(k, v); !err.empty()) return fail(err);
+    if (std::string err = set(k, v); !err.empty()) return err;
   if (o.cpus != -1) {
-    if (o.cpus < 1) return fail("--cpus: must be >= 1 (got " + std::to_string(o.cpus) + ")");
+    if (o.cpus < 1) return "--cpus: must be >= 1 (got " + std::to_string(o.cpus) + ")";
     e.cpus = o.cpus;
   }
   if (o.seed >= 0) e.seed = static_cast<uint64_t>(o.seed);
   for (const std::string& s : o.sets)
-    if (std::string err = scenario::set_assignment(&e, s); !err.empty()) return fail(err);
-  if (std::string err = scenario::validate(e); !err.empty()) return fail(err);
+    if (std::string err = scenario::set_assignment(&e, s); !err.empty()) return err;
+  if (std::string err = scenario::validate(e); !err.empty()) return err;
+  *out = std::move(e);
+  return "";
+}
+
+int do_run(const RunOptions& o) {
+  scenario::Experiment e;
+  if (std::string err = build_experiment(o, &e); !err.empty()) return fail(err);
 
   report::Results r;
   ProgressLine progress(e.duration_ns);
@@ -115,12 +126,61 @@ int do_run(const RunOptions& o) {
       bool found = false;
       for (const report::TaskResult& task : r.tasks)
         if (task.pid == o.proc_pid) {
-          std::cout << "\n" << report::render_proc_sched(task);
+          std::cout << "\n" << report::render_proc_sched(task, report::nr_threads(r, task.tgid));
           found = true;
         }
       if (!found) return fail("--proc: no task with pid " + std::to_string(o.proc_pid));
     }
   }
+  return 0;
+}
+
+struct CompareOptions {
+  RunOptions run;
+  std::string vary;
+  int seeds = 3;
+  int jobs = 0;
+  std::vector<std::string> metrics;
+};
+
+int do_compare(const CompareOptions& o, const std::string& banner = "") {
+  scenario::CompareSpec spec;
+  if (std::string err = build_experiment(o.run, &spec.base); !err.empty()) return fail(err);
+  const size_t eq = o.vary.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == o.vary.size())
+    return fail("--vary: expected KEY=V1,V2,... (got '" + o.vary + "')");
+  spec.vary_key = o.vary.substr(0, eq);
+  for (size_t start = eq + 1;;) {
+    const size_t comma = o.vary.find(',', start);
+    spec.vary_values.push_back(o.vary.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  spec.seeds = o.seeds;
+  spec.jobs = o.jobs;
+  spec.metrics = o.metrics;
+  report::Comparison c;
+  const bool tty = isatty(2);
+  const auto t0 = std::chrono::steady_clock::now();
+  bool shown = false;
+  auto progress = [&](int done, int total) {
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!tty || (wall < 2.0 && !shown)) return;
+    shown = true;
+    std::fprintf(stderr, "\r[%d/%d runs] %.1f s elapsed", done, total, wall);
+    std::fflush(stderr);
+  };
+  const std::string err = scenario::compare(spec, &c, progress);
+  if (shown) std::fprintf(stderr, "\r\033[K");
+  if (!err.empty()) return fail(err);
+  if (!o.run.json.empty()) {
+    std::string werr;
+    if (!report::write_file_atomic(o.run.json, report::comparison_to_json(c).dump(2) + "\n", &werr)) {
+      std::fprintf(stderr, "schedlab: error: %s\n", werr.c_str());
+      return 1;
+    }
+  }
+  if (o.run.json != "-") std::cout << banner << report::render_comparison(c);
   return 0;
 }
 
@@ -160,7 +220,8 @@ int do_list(const std::string& what) {
 }
 
 // The fixed benchmark scenario: Genoa, 300 spin-lock clients + 400 hogs, HZ=250.
-int do_bench(const std::string& json, const std::string& duration) {
+int do_bench(const std::string& json, const std::string& duration,
+             const std::vector<std::string>& sets) {
   scenario::Experiment e;
   e.workload = "spinlock";
   e.machine = "genoa";
@@ -169,6 +230,12 @@ int do_bench(const std::string& json, const std::string& duration) {
     scenario::set_assignment(&e, s);
   if (!duration.empty())
     if (std::string err = scenario::set_key(&e, "duration", duration); !err.empty()) return fail(err);
+  std::string extra;
+  for (const std::string& s : sets) {
+    if (std::string err = scenario::set_assignment(&e, s); !err.empty()) return fail(err);
+    extra += " " + s;
+  }
+  if (std::string err = scenario::validate(e); !err.empty()) return fail(err);
   report::Results r;
   ProgressLine progress(e.duration_ns);
   const auto t0 = std::chrono::steady_clock::now();
@@ -177,13 +244,13 @@ int do_bench(const std::string& json, const std::string& duration) {
   const double eps = static_cast<double>(r.events) / wall;
   const double ratio = static_cast<double>(e.duration_ns) / 1e9 / wall;
   std::cout << fmt::format(
-      "bench: genoa (384 CPUs), spinlock 300 clients / 30 locks + 400 hogs, HZ=250, {:.1f} s simulated\n"
+      "bench: genoa (384 CPUs), spinlock 300 clients / 30 locks + 400 hogs, HZ=250{}, {:.1f} s simulated\n"
       "  events                {}\n  wall seconds          {:.3f}\n"
       "  events/s              {:.0f}\n  simulated s / wall s  {:.3f}\n",
-      static_cast<double>(e.duration_ns) / 1e9, r.events, wall, eps, ratio);
+      extra, static_cast<double>(e.duration_ns) / 1e9, r.events, wall, eps, ratio);
   if (!json.empty()) {
     nlohmann::ordered_json j;
-    j["scenario"] = "genoa spinlock threads=300 locks=30 hogs=400 hz=250";
+    j["scenario"] = "genoa spinlock threads=300 locks=30 hogs=400 hz=250" + extra;
     j["simulated_seconds"] = static_cast<double>(e.duration_ns) / 1e9;
     j["events"] = r.events;
     j["wall_seconds"] = wall;
@@ -221,14 +288,32 @@ int main_with_args(const std::vector<std::string>& args) {
   run->add_flag("--per-cpu", ro.per_cpu, "print every CPU");
   run->add_option("--proc", ro.proc_pid, "print a /proc/<pid>/sched-style dump of this task");
 
+  CompareOptions co;
+  CLI::App* cmp = app.add_subcommand("compare", "Run a workload under several settings and seeds");
+  cmp->add_option("target", co.run.target, "workload name or scenario .toml file");
+  cmp->add_option("--vary", co.vary, "KEY=V1,V2,...: one row per value (e.g. ext=none,rfc,mainline)")
+      ->required();
+  cmp->add_option("--seeds", co.seeds, "runs per setting, seeds seed..seed+N-1 (default 3)");
+  cmp->add_option("--metric", co.metrics, "metric to compare (repeatable; default: all)");
+  cmp->add_option("--jobs,-j", co.jobs, "parallel runs (default: number of CPUs)");
+  cmp->add_option("--machine,-m", co.run.machine, "machine profile or TOML path");
+  cmp->add_option("--cpus", co.run.cpus, "use only the first N CPUs");
+  cmp->add_option("--duration,-d", co.run.duration, "simulated time of each run");
+  cmp->add_option("--seed", co.run.seed, "first seed");
+  cmp->add_option("--kernel,-k", co.run.kernel, "kernel version: 6.12, 6.18 or 7.0");
+  cmp->add_option("--set,-s", co.run.sets, "KEY=VALUE for every row (repeatable)");
+  cmp->add_option("--json", co.run.json, "write the comparison as JSON ('-' = stdout)");
+
   std::string list_what;
   CLI::App* list = app.add_subcommand("list", "List workloads, machines and settings");
   list->add_option("workload", list_what, "show this workload's parameters");
 
   std::string bench_json, bench_duration;
+  std::vector<std::string> bench_sets;
   CLI::App* bench = app.add_subcommand("bench", "Measure simulator speed on a fixed scenario");
   bench->add_option("--json", bench_json, "write events_per_second and simulated_seconds_per_wall_second");
   bench->add_option("--duration", bench_duration, "simulated time (default 10s)");
+  bench->add_option("--set,-s", bench_sets, "KEY=VALUE on top of the fixed scenario (e.g. ext=rfc)");
 
   std::vector<std::string> argv_rev(args.rbegin(), args.rend());
   try {
@@ -247,7 +332,8 @@ int main_with_args(const std::vector<std::string>& args) {
   try {
     if (*run) return do_run(ro);
     if (*list) return do_list(list_what);
-    if (*bench) return do_bench(bench_json, bench_duration);
+    if (*cmp) return do_compare(co);
+    if (*bench) return do_bench(bench_json, bench_duration, bench_sets);
     // No command: the default scenario.
     RunOptions def;
     def.target = "spinlock";

@@ -30,8 +30,11 @@ struct alignas(64) DummyWord {
   uint8_t bytes[4] = {};
 };
 
+// One lock/unlock pair per iteration. `requests` (per iteration) checks that the protocol
+// ran: 1 for the slice locks, 0 for the plain one.
 template <class Lock>
 void lock_unlock_loop(benchmark::State& state, Lock& lock) {
+  real::reset_thread_counters();
   uint64_t protected_counter = 0;
   for (auto _ : state) {
     lock.lock();
@@ -39,7 +42,8 @@ void lock_unlock_loop(benchmark::State& state, Lock& lock) {
     benchmark::DoNotOptimize(protected_counter);
     lock.unlock();
   }
-  state.counters["requests"] = static_cast<double>(real::thread_counters().requests);
+  state.counters["requests"] = benchmark::Counter(
+      static_cast<double>(real::thread_counters().requests), benchmark::Counter::kAvgIterations);
 }
 
 void BM_PlainTTAS(benchmark::State& state) {

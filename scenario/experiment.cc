@@ -32,12 +32,37 @@ bool is_kernel_key(const std::string& k) {
          k == "slice_ext" || k.rfind("slice_ext.", 0) == 0;
 }
 
-// Builds the kernel configuration: version defaults, then settings in order.
-std::string build_config(const Experiment& e, kernel::KernelConfig* cfg) {
+// The slice extension a workload's programs use (parameter `ext`, or extend-sched2's `mode`
+// 0..3) is the one the kernel carries, unless the scenario sets `slice_ext` itself (e.g. to
+// run a user protocol on a kernel without it).
+std::string workload_slice_ext(const std::map<std::string, std::string>& params,
+                               kernel::SliceExtAbi* abi, bool* given) {
+  *given = false;
+  auto mode = params.find("mode");
+  if (mode != params.end() && !mode->second.empty()) {
+    static const char* const names[] = {"none", "rfc", "rseq2023", "mainline"};
+    const std::string& m = mode->second;
+    if (m.size() != 1 || m[0] < '0' || m[0] > '3') return "mode: must be 0, 1, 2 or 3 (got '" + m + "')";
+    *given = true;
+    return kernel::parse_slice_ext_abi(names[m[0] - '0'], abi);
+  }
+  auto ext = params.find("ext");
+  if (ext == params.end()) return "";
+  *given = true;
+  std::string err = kernel::parse_slice_ext_abi(ext->second, abi);
+  return err.empty() ? "" : "ext: " + err.substr(err.find(':') + 2);
+}
+
+// Builds the kernel configuration: version defaults, the workload's slice extension, then
+// the settings in order.
+std::string build_config(const Experiment& e, const std::map<std::string, std::string>& params,
+                         kernel::KernelConfig* cfg) {
   kernel::KernelVersion v;
   if (std::string err = kernel::parse_version(e.kernel_version, &v); !err.empty()) return err;
   *cfg = kernel::default_config(v);
   cfg->seed = e.seed;
+  bool given = false;
+  if (std::string err = workload_slice_ext(params, &cfg->slice_ext.abi, &given); !err.empty()) return err;
   for (const auto& [key, value] : e.kernel_settings)
     if (std::string err = kernel::set_config_key(cfg, key, value); !err.empty()) return err;
   return kernel::validate_config(*cfg);
@@ -171,12 +196,12 @@ std::string validate(const Experiment& e) {
   if (hw::LoadResult r = hw::load_machine(e.machine, &m); !r.ok()) return r.error;
   if (e.cpus > 0)
     if (hw::LoadResult r = hw::restrict_cpus(&m, e.cpus); !r.ok()) return r.error;
-  kernel::KernelConfig cfg;
-  if (std::string err = build_config(e, &cfg); !err.empty()) return err;
   const workloads::WorkloadInfo* w = workloads::find_workload(e.workload);
   if (!w) return "workload: unknown workload '" + e.workload + "' (see: schedlab list)";
   std::map<std::string, std::string> params;
-  return build_params(e, *w, &params);
+  if (std::string err = build_params(e, *w, &params); !err.empty()) return err;
+  kernel::KernelConfig cfg;
+  return build_config(e, params, &cfg);
 }
 
 std::string run(const Experiment& e, report::Results* out, const Progress& progress) {
@@ -184,11 +209,11 @@ std::string run(const Experiment& e, report::Results* out, const Progress& progr
   hw::Machine m;
   hw::load_machine(e.machine, &m);
   if (e.cpus > 0) hw::restrict_cpus(&m, e.cpus);
-  kernel::KernelConfig cfg;
-  build_config(e, &cfg);
   const workloads::WorkloadInfo* info = workloads::find_workload(e.workload);
   std::map<std::string, std::string> params;
   build_params(e, *info, &params);
+  kernel::KernelConfig cfg;
+  build_config(e, params, &cfg);
 
   sim::Engine engine;
   kernel::Kernel k(&engine, m, cfg);
@@ -214,6 +239,8 @@ std::string run(const Experiment& e, report::Results* out, const Progress& progr
   r.seed = e.seed;
   r.params = params;
   for (const auto& [key, value] : e.kernel_settings) r.kernel_params[key] = value;
+  if (cfg.slice_ext.abi != kernel::SliceExtAbi::None)
+    r.kernel_params["slice_ext"] = kernel::slice_ext_abi_name(cfg.slice_ext.abi);
   r.events = engine.events_fired();
   for (const auto& t : k.tasks()) {
     report::TaskResult tr;
@@ -241,6 +268,19 @@ std::string run(const Experiment& e, report::Results* out, const Progress& progr
     tr.deadline = t->se.deadline;
     tr.slice_ns = t->se.slice;
     tr.cpu = t->cpu;
+    const kernel::slice_ext_task& x = t->slice;
+    if (cfg.slice_ext.abi == kernel::SliceExtAbi::Rfc) {
+      // The RFC's schedstats, as /proc/<pid>/sched prints them.
+      tr.extra["nr_preempt_delay_granted"] = static_cast<int64_t>(x.nr_granted);
+      tr.extra["nr_preempt_delay_denied"] = static_cast<int64_t>(x.nr_denied);
+    } else if (cfg.slice_ext.abi != kernel::SliceExtAbi::None) {
+      tr.extra["slice_ext.granted"] = static_cast<int64_t>(x.nr_granted);
+      tr.extra["slice_ext.expired"] = static_cast<int64_t>(x.nr_expired);
+      tr.extra["slice_ext.revoked"] = static_cast<int64_t>(x.nr_revoked);
+      tr.extra["slice_ext.yielded"] = static_cast<int64_t>(x.nr_yielded);
+      tr.extra["slice_ext.aborted"] = static_cast<int64_t>(x.nr_aborted);
+      tr.extra["slice_ext.missed"] = static_cast<int64_t>(x.nr_missed);
+    }
     r.tasks.push_back(std::move(tr));
   }
   for (int c = 0; c < k.nr_cpus(); ++c) {
@@ -254,6 +294,28 @@ std::string run(const Experiment& e, report::Results* out, const Progress& progr
     r.per_cpu.push_back(cr);
   }
   w->report(k, e.duration_ns, &r);
+  if (cfg.slice_ext.abi != kernel::SliceExtAbi::None) {
+    // The kernel's side of the extension, summed over tasks (7.0 sums per-CPU counters the
+    // same way in debugfs rseq/stats).
+    uint64_t g = 0, d = 0, ex = 0, rv = 0, y = 0, ab = 0, ms = 0;
+    for (const auto& t : k.tasks()) {
+      g += t->slice.nr_granted, d += t->slice.nr_denied, ex += t->slice.nr_expired;
+      rv += t->slice.nr_revoked, y += t->slice.nr_yielded, ab += t->slice.nr_aborted;
+      ms += t->slice.nr_missed;
+    }
+    auto add = [&](const char* n, uint64_t v, const char* help) {
+      r.metrics.push_back({n, static_cast<double>(v), "", help});
+    };
+    add("slice_ext_granted", g, "extensions granted (kernel)");
+    if (cfg.slice_ext.abi == kernel::SliceExtAbi::Rfc) add("slice_ext_denied", d, "requests DENIED while granted");
+    add("slice_ext_expired", ex, "grants ended by the timer");
+    if (cfg.slice_ext.abi == kernel::SliceExtAbi::Mainline) {
+      add("slice_ext_revoked", rv, "grants revoked (further reschedule, reschedule)");
+      add("slice_ext_yielded", y, "grants ended by rseq_slice_yield()");
+      add("slice_ext_aborted", ab, "grants ended by another syscall");
+    }
+    if (cfg.slice_ext.rseq_miss > 0) add("slice_ext_missed", ms, "hints missed: rseq page not resident");
+  }
   r.warnings = k.warnings().count;
   r.first_warning = k.warnings().first;
   return "";

@@ -3,13 +3,17 @@
 
 namespace workloads {
 
+WorkloadInfo extend_sched2_workload();
 WorkloadInfo hog_workload();
+WorkloadInfo locktable_workload();
+WorkloadInfo oltp_workload();
 WorkloadInfo spinlock_workload();
 WorkloadInfo wakeup_latency_workload();
 
 const std::vector<WorkloadInfo>& registry() {
-  static const std::vector<WorkloadInfo> all = {hog_workload(), spinlock_workload(),
-                                                wakeup_latency_workload()};
+  static const std::vector<WorkloadInfo> all = {
+      extend_sched2_workload(), hog_workload(),      locktable_workload(),
+      oltp_workload(),          spinlock_workload(), wakeup_latency_workload()};
   return all;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "sim/stats.h"
+#include "user/slice_ext.h"
 #include "user/sync.h"
 #include "workloads/common.h"
 
@@ -15,20 +16,32 @@ namespace {
 struct Shared {
   std::vector<user::SpinLock> locks;
   Dist cs, think;
+  kernel::SliceExtAbi ext = kernel::SliceExtAbi::None;
   uint64_t acquisitions = 0;
+  uint64_t requests = 0, grants = 0;
   sim::Histogram acquire_ns;
 };
 
+// With `ext`, the critical section is wrapped in a slice extension request: asked for
+// before taking the lock, released after unlocking, the CPU given back if granted.
 user::Program spin_client(user::Thread& t, Shared* s, int lock_index) {
   user::SpinLock& lock = s->locks[lock_index];
+  user::SliceExtClient ext(s->ext);
+  co_await ext.init(t);
   for (;;) {
     co_await t.compute(s->think.sample(t.rng()));
     const int64_t start = t.now();
+    ext.request(t);
     while (!lock.try_lock(t)) co_await lock.wait_unlocked(t);
     s->acquire_ns.add(t.now() - start);
     co_await t.compute(s->cs.sample(t.rng()));
     lock.unlock(t);
     s->acquisitions++;
+    s->requests += ext.active();
+    if (ext.release(t)) {
+      s->grants++;
+      co_await ext.yield(t);
+    }
   }
 }
 
@@ -45,6 +58,7 @@ class SpinLockWorkload : public Workload {
     if (std::string e = parse_dist("think", p.get("think"), &s_.think); !e.empty()) return e;
     int policy = SCHED_NORMAL;
     if (std::string e = parse_policy("policy", p.get("policy"), &policy); !e.empty()) return e;
+    if (std::string e = kernel::parse_slice_ext_abi(p.get("ext"), &s_.ext); !e.empty()) return "ext: " + e;
     if (threads < 0) return "threads: must be >= 0 (0 = one per CPU)";
     if (threads == 0) threads = k.nr_cpus();
     if (locks < 1) return "locks: must be >= 1";
@@ -85,6 +99,12 @@ class SpinLockWorkload : public Workload {
                           "of client CPU", "share of the clients' CPU time burnt spinning"});
     r->metrics.push_back({"spin_cpu_seconds_per_second", static_cast<double>(spin) / 1e9 / secs,
                           "CPUs", "CPU time burnt spinning per second of run"});
+    if (s_.ext != kernel::SliceExtAbi::None) {
+      r->metrics.push_back({"slice_ext_requests", static_cast<double>(s_.requests), "",
+                            "critical sections run with an extension request"});
+      r->metrics.push_back({"slice_ext_grants_seen", static_cast<double>(s_.grants), "",
+                            "releases that found the extension granted (and yielded)"});
+    }
     const sim::Summary& a = s_.acquire_ns.summary();
     report::LatencySummary l;
     l.name = "acquire";
@@ -115,7 +135,8 @@ WorkloadInfo spinlock_workload() {
            {"hogs", "0", "CPU hog threads competing for the CPUs"},
            {"nice", "0", "nice value of the clients"},
            {"hog_nice", "0", "nice value of the hogs"},
-           {"policy", "normal", "clients' policy: normal, batch, idle, fifo, rr"}},
+           {"policy", "normal", "clients' policy: normal, batch, idle, fifo, rr"},
+           {"ext", "none", "slice extension around each critical section: none, rfc, rseq2023, mainline"}},
           [] { return std::make_unique<SpinLockWorkload>(); }};
 }
 

@@ -1,0 +1,202 @@
+// The real-kernel runner: bad parameters give one error naming the parameter and exit code 2;
+// short extend-sched2 and locktable runs print the original's lines and numbers that add up;
+// --compare-sim calls the hook or fails cleanly. Runs are short and assert no timing.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "real/runner.h"
+
+namespace {
+
+int run_cli(const std::vector<std::string>& args, std::string* out = nullptr,
+            std::string* err = nullptr) {
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  const int rc = real::real_main(args);
+  const std::string o = ::testing::internal::GetCapturedStdout();
+  const std::string e = ::testing::internal::GetCapturedStderr();
+  if (out) *out = o;
+  if (err) *err = e;
+  return rc;
+}
+
+void expect_bad_input(const std::vector<std::string>& args, const std::string& names) {
+  std::string out, err;
+  EXPECT_EQ(run_cli(args, &out, &err), 2) << err;
+  EXPECT_NE(err.find(names), std::string::npos) << "stderr: " << err;
+  EXPECT_EQ(err.find('\n'), err.size() - 1) << "one line expected: " << err;
+  EXPECT_EQ(out, "");
+}
+
+real::Params short_extend_sched2() {
+  real::Params p = real::default_params(real::Workload::kExtendSched2);
+  p.threads = 2;
+  p.duration_ns = 300'000'000;
+  p.cs_iterations = 20'000;  // ~0.05 ms
+  return p;
+}
+
+TEST(RunnerValidate, NamesTheParameterAtFault) {
+  real::Params p = short_extend_sched2();
+  EXPECT_EQ(real::validate(p), "");
+  p.threads = 0;
+  EXPECT_NE(real::validate(p).find("--threads"), std::string::npos);
+  p = short_extend_sched2();
+  p.duration_ns = 0;
+  EXPECT_NE(real::validate(p).find("--duration"), std::string::npos);
+  p = short_extend_sched2();
+  p.locks = 3;  // more lock objects than the 2 threads
+  EXPECT_NE(real::validate(p).find("--locks"), std::string::npos);
+  p = short_extend_sched2();
+  p.mode = 2;
+  EXPECT_NE(real::validate(p).find("2023 prototype"), std::string::npos);
+
+  real::Params lt = real::default_params(real::Workload::kLockTable);
+  lt.clients = 0;
+  EXPECT_NE(real::validate(lt).find("--clients"), std::string::npos);
+}
+
+TEST(RunnerCli, BadInputExitsTwoWithOneLineNamingTheParameter) {
+  expect_bad_input({"extend-sched2", "--threads", "0"}, "--threads");
+  expect_bad_input({"extend-sched2", "--duration", "0s"}, "--duration");
+  expect_bad_input({"locktable", "--clients", "0"}, "--clients");
+  expect_bad_input({"locktable", "--clients", "2", "--locks", "3"}, "--locks");
+  expect_bad_input({"extend-sched2", "--threads", "2", "--locks", "5"}, "--locks");
+  expect_bad_input({"extend-sched2", "--mode", "2"}, "mode 2 needs a kernel with the 2023 prototype");
+  expect_bad_input({"extend-sched2", "--duration", "soon"}, "--duration");
+  expect_bad_input({"extend-sched2", "--cpus", "0-"}, "--cpus");
+  expect_bad_input({"locktable", "--threads", "2"}, "--threads");
+  expect_bad_input({"nosuchworkload"}, "unknown workload");
+}
+
+TEST(RunnerCli, HelpExitsZero) {
+  std::string out;
+  EXPECT_EQ(run_cli({"--help"}, &out), 0);
+  EXPECT_NE(out.find("extend-sched2"), std::string::npos);
+}
+
+TEST(RunnerCli, UnavailableModeExitsTwo) {
+  real::Params p = short_extend_sched2();
+  p.mode = 3;
+  real::Backend b;
+  if (real::check_mode(p, &b).empty()) GTEST_SKIP() << "this kernel has the 7.0 extension";
+  expect_bad_input({"extend-sched2", "--mode", "3", "--duration", "10ms"}, "--mode 3");
+}
+
+TEST(RunnerParse, DurationsAndCpuLists) {
+  int64_t ns = 0;
+  EXPECT_EQ(real::parse_duration("--d", "2s", &ns), "");
+  EXPECT_EQ(ns, 2'000'000'000);
+  EXPECT_EQ(real::parse_duration("--d", "0.3s", &ns), "");
+  EXPECT_EQ(ns, 300'000'000);
+  EXPECT_EQ(real::parse_duration("--d", "100us", &ns), "");
+  EXPECT_EQ(ns, 100'000);
+  EXPECT_EQ(real::parse_duration("--d", "5", &ns), "");
+  EXPECT_EQ(ns, 5'000'000'000);
+  EXPECT_NE(real::parse_duration("--d", "-1s", &ns), "");
+  EXPECT_NE(real::parse_duration("--d", "1h", &ns), "");
+  std::vector<int> cpus;
+  EXPECT_EQ(real::parse_cpu_list("--cpus", "3,0-1,1", &cpus), "");
+  EXPECT_EQ(cpus, (std::vector<int>{0, 1, 3}));
+  EXPECT_NE(real::parse_cpu_list("--cpus", "2-1", &cpus), "");
+  EXPECT_NE(real::parse_cpu_list("--cpus", "0,", &cpus), "");
+}
+
+TEST(RunnerExtendSched2, ShortRunPrintsTheOriginalLines) {
+  std::string out, err;
+  ASSERT_EQ(run_cli({"extend-sched2", "--threads", "2", "--duration", "0.3s",
+                     "--cs-iterations", "20000"},
+                    &out, &err),
+            0)
+      << err;
+  std::istringstream lines(out);
+  std::vector<std::string> l;
+  for (std::string s; std::getline(lines, s);) l.push_back(s);
+  ASSERT_EQ(l.size(), 6u) << out;
+  for (int i = 0; i < 2; ++i) {
+    const std::string& s = l[i];
+    EXPECT_EQ(s.rfind("thread " + std::to_string(i) + ": count ", 0), 0u) << s;
+    for (const char* field : {" total ", " max ", " min ", " total wait ", " max wait ",
+                              " min wait ", " #blocks ", " #dlygrnt "})
+      EXPECT_NE(s.find(field), std::string::npos) << field << " missing in: " << s;
+  }
+  EXPECT_EQ(l[2].rfind("Ran for ", 0), 0u);
+  EXPECT_NE(l[2].find(" times"), std::string::npos);
+  EXPECT_EQ(l[3].rfind("Total wait time: ", 0), 0u);
+  EXPECT_EQ(l[4].rfind("avg # grants ", 0), 0u);
+  EXPECT_NE(l[4].find(" avg reqs "), std::string::npos);
+  EXPECT_EQ(l[5].rfind("avg # blocks ", 0), 0u);
+  // 2 CPUs: the original's nobj = 2 / 10 = 0 is replaced by 1, with a notice.
+  EXPECT_NE(err.find("divide by zero"), std::string::npos) << err;
+}
+
+TEST(RunnerExtendSched2, NumbersAddUp) {
+  real::RunResult r;
+  ASSERT_EQ(real::run(short_extend_sched2(), &r), "");
+  EXPECT_EQ(r.nobj, 1);
+  ASSERT_EQ(r.threads.size(), 2u);
+  uint64_t counts = 0;
+  int64_t wait = 0;
+  for (const real::ThreadStats& t : r.threads) {
+    counts += t.count;
+    wait += t.wait_total_ns;
+    EXPECT_LE(t.min_ns, t.max_ns);
+    // One request per critical section, plus lost races the kernel had answered.
+    EXPECT_GE(t.slice.requests, t.count);
+    EXPECT_LE(t.slice.requests - t.count, t.slice.grants + t.slice.denials);
+    EXPECT_LE(t.dlygrnt, t.count);
+  }
+  EXPECT_EQ(counts, r.runs);  // every x++ is one completed critical section
+  EXPECT_EQ(wait, r.total_wait_ns);
+  EXPECT_GT(r.runs, 0u);
+  EXPECT_GT(r.elapsed_s, 0.0);
+}
+
+TEST(RunnerLockTable, ShortRunCountsExecutions) {
+  real::Params p = real::default_params(real::Workload::kLockTable);
+  p.clients = 3;
+  p.hogs = 1;
+  p.duration_ns = 200'000'000;
+  p.query_ns = 20'000;
+  p.cs_ns = 5'000;
+  real::RunResult r;
+  ASSERT_EQ(real::run(p, &r), "");
+  uint64_t total = 0;
+  for (const real::ThreadStats& t : r.threads) {
+    total += t.count;
+    if (r.backend == real::Backend::kNone) {
+      EXPECT_EQ(t.slice.requests, t.count);  // no kernel answers: exactly one per execution
+    }
+  }
+  EXPECT_EQ(total, r.runs);
+  EXPECT_GT(r.executions_per_s(), 0.0);
+  std::ostringstream out;
+  real::print_result(r, out);
+  EXPECT_NE(out.str().find("Executions: "), std::string::npos);
+  EXPECT_NE(out.str().find(" per second"), std::string::npos);
+}
+
+int g_hook_calls = 0;
+int fake_compare(const real::Params& p, const real::RunResult& r) {
+  ++g_hook_calls;
+  EXPECT_EQ(p.threads, 1);
+  EXPECT_EQ(r.threads.size(), 1u);
+  return 7;
+}
+
+TEST(RunnerCli, CompareSimCallsTheHookOrFailsCleanly) {
+  real::set_compare_hook(nullptr);
+  expect_bad_input({"extend-sched2", "--threads", "1", "--duration", "10ms", "--compare-sim"},
+                   "compare-sim not available");
+  real::set_compare_hook(fake_compare);
+  EXPECT_EQ(run_cli({"extend-sched2", "--threads", "1", "--duration", "10ms",
+                     "--cs-iterations", "1000", "--compare-sim"}),
+            7);
+  EXPECT_EQ(g_hook_calls, 1);
+  real::set_compare_hook(nullptr);
+}
+
+}  // namespace

@@ -1,0 +1,160 @@
+// oltp: a Swingbench-like transaction mix, the other workload the slice extension was measured
+// with (research/slice_ext_spec.md 4). Many clients each sleep a think time, then run a
+// transaction of a few steps; a step computes, takes one of a set of latches (spin locks,
+// asking for a slice extension while holding it) for a short critical section, and sometimes
+// waits for I/O. Reports transactions per second, the transaction latency and the lock and
+// extension metrics of locktable.
+#include <algorithm>
+#include <cstdio>
+
+#include "sim/stats.h"
+#include "user/slice_ext.h"
+#include "user/sync.h"
+#include "workloads/common.h"
+
+namespace workloads {
+
+// Defined in locktable.cc, shared by the lock workloads.
+std::string parse_slice_abi(const Params& p, bool with_mode, user::SliceAbi* abi);
+std::string parse_hogs(const Params& p, int nr_cpus, int auto_count, int* hogs);
+report::LatencySummary latency_summary(const std::string& name, const sim::Histogram& h);
+void report_lock_metrics(const kernel::Kernel& k, int tgid, sim::Time duration, user::SliceAbi abi,
+                         const std::vector<const user::SliceExtClient*>& clients,
+                         const std::vector<int64_t>& init_ret, report::Results* r);
+
+namespace {
+
+struct Client {
+  explicit Client(user::SliceAbi abi) : ext(abi) {}
+  user::SliceExtClient ext;
+  int64_t init_ret = 0;
+};
+
+struct Shared {
+  std::vector<user::SpinLock> latches;
+  Dist think, work, cs, io;
+  int steps = 0;
+  double io_prob = 0;
+  uint64_t transactions = 0;
+  sim::Histogram acquire_ns, transaction_ns;
+};
+
+user::Program oltp_client(user::Thread& t, Shared* s, Client* c) {
+  c->init_ret = co_await c->ext.init(t);
+  const int64_t nlatches = static_cast<int64_t>(s->latches.size());
+  for (;;) {
+    co_await t.nanosleep(s->think.sample(t.rng()));  // the user's think time
+    const int64_t begin = t.now();
+    for (int step = 0; step < s->steps; ++step) {
+      co_await t.compute(s->work.sample(t.rng()));
+      user::SpinLock* latch = &s->latches[static_cast<size_t>(t.rng().uniform_int(0, nlatches - 1))];
+      const int64_t start = t.now();
+      // Ask for the extension before each attempt; a lost attempt withdraws it and spins
+      // without one (as locktable and real/'s SliceSpinLock).
+      for (;;) {
+        c->ext.request(t);
+        if (latch->try_lock(t)) break;
+        if (c->ext.release(t)) co_await c->ext.yield(t);
+        co_await latch->wait_unlocked(t);
+      }
+      s->acquire_ns.add(t.now() - start);
+      co_await t.compute(s->cs.sample(t.rng()));
+      latch->unlock(t);
+      if (c->ext.release(t)) co_await c->ext.yield(t);
+      if (t.rng().uniform01() < s->io_prob) co_await t.nanosleep(s->io.sample(t.rng()));
+    }
+    s->transaction_ns.add(t.now() - begin);
+    s->transactions++;
+  }
+}
+
+class Oltp : public Workload {
+ public:
+  std::string setup(kernel::Kernel& k, const Params& p, uint64_t seed) override {
+    const int clients = static_cast<int>(p.get_int("clients"));
+    const int latches = static_cast<int>(p.get_int("latches"));
+    const int steps = static_cast<int>(p.get_int("steps"));
+    const double io_prob = p.get_double("io_prob");
+    const int nice = static_cast<int>(p.get_int("nice"));
+    if (!p.error().empty()) return p.error();
+    for (auto [name, dist] : {std::pair{"think", &s_.think}, std::pair{"work", &s_.work},
+                              std::pair{"cs", &s_.cs}, std::pair{"io", &s_.io}})
+      if (std::string e = parse_dist(name, p.get(name), dist); !e.empty()) return e;
+    if (std::string e = parse_slice_abi(p, false, &abi_); !e.empty()) return e;
+    int policy = SCHED_NORMAL;
+    if (std::string e = parse_policy("policy", p.get("policy"), &policy); !e.empty()) return e;
+    int hogs = 0;
+    if (std::string e = parse_hogs(p, k.nr_cpus(), -1, &hogs); !e.empty()) return e;
+    if (clients < 1) return "clients: must be >= 1";
+    if (latches < 1) return "latches: must be >= 1";
+    if (steps < 1) return "steps: must be >= 1";
+    if (!(io_prob >= 0 && io_prob <= 1)) return "io_prob: must be between 0 and 1";
+    s_.latches = std::vector<user::SpinLock>(static_cast<size_t>(latches));
+    s_.steps = steps;
+    s_.io_prob = io_prob;
+    kernel::TaskAttr attr;
+    attr.comm = "oltp";
+    attr.policy = policy;
+    attr.nice = nice;
+    attr.rt_priority = policy == SCHED_FIFO || policy == SCHED_RR ? 1 : 0;
+    if (std::string e = k.validate_attr(attr); !e.empty()) return e;
+    tgid_ = k.create_process("oltp");
+    for (int i = 0; i < clients; ++i) {
+      clients_.push_back(std::make_unique<Client>(abi_));
+      auto th = std::make_unique<user::Thread>(&k, sim::Rng(seed, i));
+      th->start(oltp_client(*th, &s_, clients_.back().get()));
+      k.create_thread(tgid_, attr, std::move(th));
+    }
+    char line[160];
+    std::snprintf(line, sizeof(line), "oltp: %d clients, %d latches, %d steps, %d hog(s), ext=%s",
+                  clients, latches, steps, hogs, kernel::slice_ext_abi_name(abi_));
+    summary_ = line;
+    return spawn_hogs(k, hogs, 0, SCHED_NORMAL, seed);
+  }
+
+  void report(const kernel::Kernel& k, sim::Time duration, report::Results* r) override {
+    const double secs = static_cast<double>(duration) / 1e9;
+    r->notices.push_back(summary_);
+    r->metrics.push_back({"transactions_per_second", static_cast<double>(s_.transactions) / secs,
+                          "1/s", "transactions completed (all steps done)"});
+    std::vector<const user::SliceExtClient*> ext;
+    std::vector<int64_t> init_ret;
+    for (const auto& c : clients_) {
+      ext.push_back(&c->ext);
+      init_ret.push_back(c->init_ret);
+    }
+    report_lock_metrics(k, tgid_, duration, abi_, ext, init_ret, r);
+    r->latencies.push_back(latency_summary("transaction", s_.transaction_ns));
+    r->latencies.push_back(latency_summary("acquire", s_.acquire_ns));
+  }
+
+ private:
+  Shared s_;
+  user::SliceAbi abi_ = user::SliceAbi::None;
+  std::vector<std::unique_ptr<Client>> clients_;
+  std::string summary_;
+  int tgid_ = 0;
+};
+
+}  // namespace
+
+WorkloadInfo oltp_workload() {
+  return {"oltp",
+          "Swingbench-like OLTP mix: clients think, then run transactions of steps that each "
+          "take a random latch (spin lock) asking for a slice extension, and sometimes wait for I/O",
+          {{"clients", "1000", "client threads (sessions)"},
+           {"latches", "16", "latches (spin locks); each step takes a random one"},
+           {"think", "exp:1ms", "think time between transactions (sleep)"},
+           {"steps", "4", "steps per transaction"},
+           {"work", "exp:50us", "work of one step outside the latch"},
+           {"cs", "uniform:1us:5us", "latch hold time"},
+           {"io_prob", "0.2", "probability that a step waits for I/O after its latch"},
+           {"io", "exp:100us", "I/O wait (sleep)"},
+           {"hogs", "0", "CPU hog threads (-1 = one per CPU)"},
+           {"ext", "none", "slice extension the clients use: none, rfc, rseq2023, mainline"},
+           {"nice", "0", "nice value of the clients"},
+           {"policy", "normal", "clients' policy: normal, batch, idle, fifo, rr"}},
+          [] { return std::make_unique<Oltp>(); }};
+}
+
+}  // namespace workloads
