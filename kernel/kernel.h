@@ -84,6 +84,7 @@ class Kernel {
   const struct slice_ext_ops* slice_ops = nullptr;  // selected once from cfg_.slice_ext.abi
   sim::Rng rng;                                     // the kernel's own draws (rseq_miss)
   std::vector<std::unique_ptr<struct mm_struct>> mms;
+  std::vector<task_struct*> balance_scratch;        // detach_tasks() candidates
   struct mm_struct* mm_of(int tgid);
   // Test hook: makes task_getshared() see a pending fatal signal (-EINTR).
   void TEST_set_fatal_signal(int pid);

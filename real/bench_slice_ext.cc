@@ -90,7 +90,18 @@ void BM_SliceSpinLock_RfcProtocol(benchmark::State& state) {
 }
 BENCHMARK(BM_SliceSpinLock_RfcProtocol);
 
-// The guard alone (no lock), to separate the protocol from the atomic exchange.
+// The guard alone (no lock), to separate the protocol from the atomic exchange. The baseline
+// is the same loop with the compiler barrier the guard implies, which keeps `n` in memory.
+void BM_NoGuard(benchmark::State& state) {
+  uint64_t n = 0;
+  for (auto _ : state) {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    ++n;
+    benchmark::DoNotOptimize(n);
+  }
+}
+BENCHMARK(BM_NoGuard);
+
 void BM_SliceGuard_None(benchmark::State& state) {
   real::init_thread(real::Request::kNone);
   uint64_t n = 0;

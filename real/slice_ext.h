@@ -12,8 +12,9 @@
 
 namespace real {
 
-// Thread safety: everything here acts on the calling thread only. Each thread calls
-// init_thread() once before its first guard; a thread that never does runs with kNone.
+// Thread safety: the selection, the protocol state and the counters belong to the calling
+// thread. Each thread calls init_thread() once before its first guard or lock; a thread that
+// never does runs with kNone. SliceSpinLock objects are shared between threads as usual.
 
 enum class Backend : uint8_t {
   kNone = 0,      // no kernel support: the guard only counts
@@ -207,7 +208,8 @@ class SliceGuard {
   detail::ThreadSlice* s_;
 };
 
-// Test-and-test-and-set spin lock whose critical section is covered by an extension request.
+// Test-and-test-and-set spin lock (one optimistic exchange first, then read-only spinning)
+// whose critical section is covered by an extension request. Safe to share between threads.
 // The request is made before the exchange that takes the lock, so a preemption right after
 // taking it is covered too; a failed attempt withdraws the request (yielding if granted) before
 // spinning, so a waiter never holds a request. Holders must not take a second SliceSpinLock.
@@ -223,11 +225,10 @@ class SliceSpinLock {
     }
   }
   bool try_lock() {
+    if (word_.load(std::memory_order_relaxed) != 0) return false;  // no request for a busy lock
     detail::ThreadSlice* s = &detail::tls_slice;
     detail::request(s);
-    if (word_.load(std::memory_order_relaxed) == 0 &&
-        !word_.exchange(1, std::memory_order_acquire))
-      return true;
+    if (!word_.exchange(1, std::memory_order_acquire)) return true;
     detail::withdraw(s);
     return false;
   }

@@ -48,9 +48,14 @@ void Engine::push(const Entry& e) {
 void Engine::pop() {
   const Entry last = heap_.back();
   heap_.pop_back();
+  if (heap_.empty()) return;
+  heap_[0] = last;
+  sift_down(0);
+}
+
+void Engine::sift_down(size_t i) {
+  const Entry e = heap_[i];
   const size_t n = heap_.size();
-  if (n == 0) return;
-  size_t i = 0;
   for (;;) {
     size_t first = i * kArity + 1;
     if (first >= n) break;
@@ -58,22 +63,22 @@ void Engine::pop() {
     size_t end = std::min(first + kArity, n);
     for (size_t c = first + 1; c < end; ++c)
       if (before(heap_[c], heap_[best])) best = c;
-    if (!before(heap_[best], last)) break;
+    if (!before(heap_[best], e)) break;
     heap_[i] = heap_[best];
     i = best;
   }
-  heap_[i] = last;
+  heap_[i] = e;
 }
 
-// Rebuilds the heap from live entries once stale ones outnumber them. Sequence numbers are
-// kept, so the order of events is unchanged.
+// Drops stale entries once they outnumber live ones, in place (no allocation), then
+// re-heapifies. Sequence numbers are kept, so the order of events is unchanged.
 void Engine::compact() {
-  std::vector<Entry> live;
-  live.reserve(heap_.capacity());
+  size_t w = 0;
   for (const Entry& e : heap_)
-    if (e.timer->armed && e.timer->gen == e.gen) live.push_back(e);
-  heap_.clear();
-  for (const Entry& e : live) push(e);
+    if (e.timer->armed && e.timer->gen == e.gen) heap_[w++] = e;
+  heap_.resize(w);
+  if (w > 1)
+    for (size_t i = (w - 2) / kArity + 1; i-- > 0;) sift_down(i);
   stale_ = 0;
 }
 

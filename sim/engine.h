@@ -65,6 +65,7 @@ class Engine {
   }
   void push(const Entry& e);
   void pop();
+  void sift_down(size_t i);
   void compact();
 
   Time now_ = 0;

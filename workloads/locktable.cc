@@ -290,7 +290,7 @@ WorkloadInfo locktable_workload() {
           {{"clients", "0", "client threads (0 = 300 scaled to the machine: 300 on the 384-CPU genoa)"},
            {"hogs", "auto", "CPU hogs (auto = 400 scaled to the machine; -1 = one per CPU; 0 = none)"},
            {"locks", "1", "table spin locks; client i uses lock i % locks"},
-           {"query", "exp:200us", "work of one SQL execution outside the lock"},
+           {"query", "exp:1ms", "work of one SQL execution outside the lock"},
            {"cs", "uniform:2us:8us", "critical section under the table lock"},
            {"ext", "none", "slice extension the clients use: none, rfc, rseq2023, mainline"},
            {"nice", "0", "nice value of the clients"},

@@ -248,7 +248,8 @@ bool can_migrate_task(Kernel* k, task_struct* p, int dst, const sched_domain& sd
 // detach_tasks() + attach_tasks(): least recently run first; `nr` tasks or `load` weight.
 int move_tasks(Kernel* k, rq* src, rq* dst, const sched_domain& sd, int nr, s64 load) {
   update_rq_clock(src);
-  std::vector<task_struct*> cand;
+  std::vector<task_struct*>& cand = k->balance_scratch;  // reused: no allocation per balance
+  cand.clear();
   for (task_struct* p : src->cfs.timeline)
     if (can_migrate_task(k, p, dst->cpu, sd, src)) cand.push_back(p);
   std::sort(cand.begin(), cand.end(), [](task_struct* a, task_struct* b) {

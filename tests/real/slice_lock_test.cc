@@ -91,6 +91,19 @@ TEST(SliceGuard, GuardedSectionsAreCountedOnePerGuard) {
   real::TEST_reset_thread();
 }
 
+TEST(SliceSpinLock, TryLockTakesOnlyAFreeLockAndCountsOnlyItsSections) {
+  real::init_thread(real::Request::kAuto);
+  real::reset_thread_counters();
+  real::SliceSpinLock lock;
+  ASSERT_TRUE(lock.try_lock());
+  EXPECT_FALSE(lock.try_lock());  // not recursive: held, so no request is made
+  lock.unlock();
+  EXPECT_TRUE(lock.try_lock());
+  lock.unlock();
+  EXPECT_EQ(real::thread_counters().requests, 2u);
+  real::TEST_reset_thread();
+}
+
 // --- The fake kernel: each thread's slice_ctrl is a thread_local the signal handler edits.
 
 thread_local volatile uint8_t t_slice_ctrl[4];

@@ -1,0 +1,1 @@
+schedlab_test(tests/workloads/workloads_test.cc)
