@@ -66,6 +66,7 @@ struct RunOptions {
   int cpus = -1;  // -1 = not given
   int64_t seed = -1;
   std::vector<std::string> sets;
+  std::vector<std::string> also;
   bool per_task = false, per_cpu = false;
   int proc_pid = 0;
 };
@@ -98,6 +99,8 @@ std::string build_experiment(const RunOptions& o, scenario::Experiment* out) {
   if (o.seed >= 0) e.seed = static_cast<uint64_t>(o.seed);
   for (const std::string& s : o.sets)
     if (std::string err = scenario::set_assignment(&e, s); !err.empty()) return err;
+  for (const std::string& a : o.also)
+    if (std::string err = scenario::add_also(&e, a); !err.empty()) return err;
   if (std::string err = scenario::validate(e); !err.empty()) return err;
   *out = std::move(e);
   return "";
@@ -283,6 +286,7 @@ int main_with_args(const std::vector<std::string>& args) {
   run->add_option("--seed", ro.seed, "random seed (same seed => identical results)");
   run->add_option("--kernel,-k", ro.kernel, "kernel version: 6.12, 6.18 or 7.0");
   run->add_option("--set,-s", ro.sets, "KEY=VALUE: workload parameter or kernel setting (repeatable)");
+  run->add_option("--also", ro.also, "NAME[:k=v,...]: another workload alongside (repeatable)");
   run->add_option("--json", ro.json, "write results as JSON to FILE ('-' = stdout, table suppressed)");
   run->add_flag("--per-task", ro.per_task, "print every task");
   run->add_flag("--per-cpu", ro.per_cpu, "print every CPU");
@@ -302,6 +306,7 @@ int main_with_args(const std::vector<std::string>& args) {
   cmp->add_option("--seed", co.run.seed, "first seed");
   cmp->add_option("--kernel,-k", co.run.kernel, "kernel version: 6.12, 6.18 or 7.0");
   cmp->add_option("--set,-s", co.run.sets, "KEY=VALUE for every row (repeatable)");
+  cmp->add_option("--also", co.run.also, "NAME[:k=v,...]: another workload alongside (repeatable)");
   cmp->add_option("--json", co.run.json, "write the comparison as JSON ('-' = stdout)");
 
   std::string list_what;

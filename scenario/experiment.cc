@@ -132,6 +132,27 @@ std::string set_key(Experiment* e, const std::string& key, const std::string& va
   return "";
 }
 
+std::string add_also(Experiment* e, const std::string& spec) {
+  ExtraWorkload x;
+  const size_t colon = spec.find(':');
+  x.workload = spec.substr(0, colon);
+  if (!workloads::find_workload(x.workload))
+    return "also: unknown workload '" + x.workload + "' (see: schedlab list)";
+  if (colon != std::string::npos) {
+    for (size_t start = colon + 1; start <= spec.size();) {
+      size_t comma = spec.find(',', start);
+      if (comma == std::string::npos) comma = spec.size();
+      const std::string kv = spec.substr(start, comma - start);
+      const size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) return "also: expected key=value in '" + spec + "'";
+      x.params[kv.substr(0, eq)] = kv.substr(eq + 1);
+      start = comma + 1;
+    }
+  }
+  e->also.push_back(std::move(x));
+  return "";
+}
+
 std::string set_assignment(Experiment* e, const std::string& a) {
   const size_t eq = a.find('=');
   if (eq == std::string::npos || eq == 0) return "--set: expected key=value (got '" + a + "')";
@@ -179,6 +200,25 @@ std::string load_scenario_file(const std::string& path, Experiment* e) {
       }
     } else if (key == "description") {
       continue;
+    } else if (key == "also") {
+      const toml::array* arr = node.as_array();
+      if (!arr) return "scenario '" + path + "': also must be an array of tables ([[also]])";
+      for (const toml::node& item : *arr) {
+        const toml::table* t = item.as_table();
+        if (!t || !t->get("workload")) return "scenario '" + path + "': each [[also]] needs workload = \"NAME\"";
+        std::string name, kvs;
+        for (const auto& [k2, n2] : *t) {
+          bool ok = false;
+          const std::string v = toml_value_string(n2, &ok);
+          if (!ok) return "scenario '" + path + "': also." + std::string(k2.str()) + ": expected a value";
+          if (k2.str() == "workload")
+            name = v;
+          else
+            kvs += (kvs.empty() ? "" : ",") + std::string(k2.str()) + "=" + v;
+        }
+        const std::string spec = kvs.empty() ? name : name + ":" + kvs;
+        if (std::string err = add_also(e, spec); !err.empty()) return "scenario '" + path + "': " + err;
+      }
     } else if (key == "workload" || key == "machine" || key == "cpus" || key == "duration" ||
                key == "seed") {
       apply(key, node);
@@ -200,6 +240,14 @@ std::string validate(const Experiment& e) {
   if (!w) return "workload: unknown workload '" + e.workload + "' (see: schedlab list)";
   std::map<std::string, std::string> params;
   if (std::string err = build_params(e, *w, &params); !err.empty()) return err;
+  for (const ExtraWorkload& x : e.also) {
+    const workloads::WorkloadInfo* xw = workloads::find_workload(x.workload);
+    if (!xw) return "also: unknown workload '" + x.workload + "'";
+    Experiment tmp;
+    tmp.params = x.params;
+    std::map<std::string, std::string> xp;
+    if (std::string err = build_params(tmp, *xw, &xp); !err.empty()) return "also: " + err;
+  }
   kernel::KernelConfig cfg;
   return build_config(e, params, &cfg);
 }
@@ -219,6 +267,22 @@ std::string run(const Experiment& e, report::Results* out, const Progress& progr
   kernel::Kernel k(&engine, m, cfg);
   std::unique_ptr<workloads::Workload> w = info->make();
   if (std::string err = w->setup(k, workloads::Params(params), e.seed); !err.empty()) return err;
+  std::vector<std::unique_ptr<workloads::Workload>> extras;
+  std::map<std::string, std::string> echo = params;
+  for (size_t i = 0; i < e.also.size(); ++i) {
+    const ExtraWorkload& x = e.also[i];
+    const workloads::WorkloadInfo* xi = workloads::find_workload(x.workload);
+    Experiment tmp;
+    tmp.params = x.params;
+    std::map<std::string, std::string> xp;
+    build_params(tmp, *xi, &xp);
+    for (const auto& [pk, pv] : xp) echo["also." + x.workload + "." + pk] = pv;
+    extras.push_back(xi->make());
+    // Its own random streams: a different seed per extra workload.
+    const uint64_t seed = e.seed ^ (0x9e3779b97f4a7c15ULL * (i + 1));
+    if (std::string err = extras.back()->setup(k, workloads::Params(xp), seed); !err.empty())
+      return "also " + x.workload + ": " + err;
+  }
   k.start();
   constexpr int kSteps = 100;
   for (int i = 1; i <= kSteps; ++i) {
@@ -237,7 +301,7 @@ std::string run(const Experiment& e, report::Results* out, const Progress& progr
   r.preempt = kernel::preempt_name(cfg.preempt);
   r.duration_ns = e.duration_ns;
   r.seed = e.seed;
-  r.params = params;
+  r.params = echo;
   for (const auto& [key, value] : e.kernel_settings) r.kernel_params[key] = value;
   if (cfg.slice_ext.abi != kernel::SliceExtAbi::None)
     r.kernel_params["slice_ext"] = kernel::slice_ext_abi_name(cfg.slice_ext.abi);
@@ -294,6 +358,7 @@ std::string run(const Experiment& e, report::Results* out, const Progress& progr
     r.per_cpu.push_back(cr);
   }
   w->report(k, e.duration_ns, &r);
+  for (auto& x : extras) x->report(k, e.duration_ns, &r);
   if (cfg.slice_ext.abi != kernel::SliceExtAbi::None) {
     // The kernel's side of the extension, summed over tasks (7.0 sums per-CPU counters the
     // same way in debugfs rseq/stats).

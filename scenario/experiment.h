@@ -13,6 +13,13 @@
 
 namespace scenario {
 
+// A further workload run alongside the main one on the same machine (e.g. a cyclictest
+// thread beside a lock workload, to measure the cost to others).
+struct ExtraWorkload {
+  std::string workload;
+  std::map<std::string, std::string> params;
+};
+
 struct Experiment {
   std::string workload = "spinlock";
   std::string machine = "vm50";
@@ -23,7 +30,11 @@ struct Experiment {
   // Kernel settings in the order given (hz, preempt, sched_feat.X, ...).
   std::vector<std::pair<std::string, std::string>> kernel_settings;
   std::map<std::string, std::string> params;  // workload parameters given
+  std::vector<ExtraWorkload> also;
 };
+
+// Adds a workload to run alongside: "NAME" or "NAME:key=value,key=value".
+std::string add_also(Experiment* e, const std::string& spec);
 
 // Sets one key: workload, machine, cpus, duration, seed, kernel (version), a kernel
 // setting (hz, preempt, sched_feat.NAME, base_slice_ns, nohz_idle, ...; also as

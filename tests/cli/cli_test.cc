@@ -123,3 +123,35 @@ TEST(Scenario, OversubscribedSpinLockClientsSufferLockHolderPreemption) {
   EXPECT_GT(r.metric("lock_holder_preemptions")->value, 0);
   EXPECT_GT(r.metric("spin_cpu_share")->value, 0.05);
 }
+
+TEST(Compare, RowsPerSettingWithStatisticsAndChangeAgainstTheFirst) {
+  std::string out;
+  ::testing::internal::CaptureStdout();
+  const int rc = cli::main_with_args({"compare", "spinlock", "--machine", "small4", "--set", "threads=8",
+                                      "--set", "hogs=4", "--vary", "ext=none,rfc", "--seeds", "2",
+                                      "--duration", "100ms", "--metric", "acquisitions_per_second"});
+  out = ::testing::internal::GetCapturedStdout();
+  ASSERT_EQ(rc, 0);
+  for (const char* s : {"acquisitions_per_second", "ext=none", "ext=rfc", "median", "average", "%"})
+    EXPECT_NE(out.find(s), std::string::npos) << s << " in\n" << out;
+  std::string err;
+  EXPECT_EQ(run_cli({"compare", "spinlock", "--vary", "ext=none,bogus", "--duration", "10ms"}, &err), 2);
+  EXPECT_NE(err.find("bogus"), std::string::npos) << err;
+  EXPECT_EQ(run_cli({"compare", "spinlock", "--vary", "ext", "--duration", "10ms"}, &err), 2);
+  EXPECT_EQ(run_cli({"compare", "spinlock", "--vary", "ext=none", "--metric", "nope", "--duration", "10ms",
+                     "--machine", "small4"}, &err), 2);
+  EXPECT_NE(err.find("nope"), std::string::npos) << err;
+}
+
+TEST(Scenario, AlsoRunsASecondWorkloadOnTheSameMachine) {
+  scenario::Experiment e;
+  for (const char* s : {"workload=spinlock", "machine=small4", "threads=8", "duration=100ms"})
+    ASSERT_EQ(scenario::set_assignment(&e, s), "");
+  ASSERT_EQ(scenario::add_also(&e, "wakeup-latency:hogs=0,priority=90"), "");
+  EXPECT_NE(scenario::add_also(&e, "nosuch"), "");
+  report::Results r;
+  ASSERT_EQ(scenario::run(e, &r), "");
+  ASSERT_NE(r.metric("wakeup_p99_us"), nullptr);
+  ASSERT_NE(r.metric("acquisitions_per_second"), nullptr);
+  EXPECT_EQ(r.params.at("also.wakeup-latency.priority"), "90");
+}
