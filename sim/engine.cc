@@ -12,6 +12,16 @@ constexpr size_t kArity = 4;
 
 Engine::Engine() { heap_.reserve(4096); }
 
+void Engine::enqueue(Timer* t, Time when) {
+  if (t->id == 0) {
+    t->id = static_cast<uint32_t>(timers_.size());
+    assert(t->id < (1u << kIdBits) && "too many timers");
+    timers_.push_back(t);
+  }
+  t->qseq = seq_++;
+  push(Entry{when, t->qseq << kIdBits | t->id});
+}
+
 void Engine::arm(Timer* t, Time when) {
   assert(when >= now_ && "a timer cannot be armed in the past");
   if (t->armed && when >= t->expires) {
@@ -19,15 +29,13 @@ void Engine::arm(Timer* t, Time when) {
     return;
   }
   if (t->armed) ++stale_;
-  ++t->gen;
   t->armed = true;
   t->expires = when;
-  push(Entry{when, seq_++, t, t->gen});
+  enqueue(t, when);
 }
 
 void Engine::cancel(Timer* t) {
   if (!t->armed) return;
-  ++t->gen;
   t->armed = false;
   ++stale_;
 }
@@ -74,8 +82,10 @@ void Engine::sift_down(size_t i) {
 // re-heapifies. Sequence numbers are kept, so the order of events is unchanged.
 void Engine::compact() {
   size_t w = 0;
-  for (const Entry& e : heap_)
-    if (e.timer->armed && e.timer->gen == e.gen) heap_[w++] = e;
+  for (const Entry& e : heap_) {
+    const Timer* t = timer_of(e);
+    if (t->armed && t->qseq == seq_of(e)) heap_[w++] = e;
+  }
   heap_.resize(w);
   if (w > 1)
     for (size_t i = (w - 2) / kArity + 1; i-- > 0;) sift_down(i);
@@ -90,14 +100,14 @@ bool Engine::run_until(Time end) {
     const Entry e = heap_.front();
     if (e.when > end) break;
     pop();
-    Timer* t = e.timer;
-    if (!t->armed || t->gen != e.gen) {
+    Timer* t = timer_of(e);
+    if (!t->armed || t->qseq != seq_of(e)) {
       if (stale_ > 0) --stale_;
       ++skipped_;
       continue;
     }
     if (e.when < t->expires) {  // pushed back since it was queued
-      push(Entry{t->expires, seq_++, t, e.gen});
+      enqueue(t, t->expires);
       ++skipped_;
       continue;
     }

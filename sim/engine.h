@@ -23,9 +23,10 @@ struct Timer {
   Fn fn = nullptr;
   void* ctx = nullptr;   // owner, for the callback
   uint32_t arg = 0;      // free for the owner (e.g. a CPU number)
-  uint32_t gen = 0;      // bumped on every arm and cancel
-  bool armed = false;    // valid iff an entry with this gen is queued
+  bool armed = false;    // valid iff an entry with sequence `qseq` is queued
   Time expires = 0;      // valid iff armed
+  uint32_t id = 0;       // the engine's index of this timer (0 = not yet seen)
+  uint64_t qseq = 0;     // sequence number of the live queue entry
 };
 
 class Engine {
@@ -54,15 +55,19 @@ class Engine {
   size_t queued() const { return heap_.size(); }
 
  private:
+  // 16 bytes, so a node's 4 children share one cache line: the sequence number in the high
+  // bits of `key` orders equal times, the timer's index is in the low bits.
+  static constexpr int kIdBits = 22;
   struct Entry {
     Time when;
-    uint64_t seq;
-    Timer* timer;
-    uint32_t gen;
+    uint64_t key;  // seq << kIdBits | timer id
   };
   static bool before(const Entry& a, const Entry& b) {
-    return a.when < b.when || (a.when == b.when && a.seq < b.seq);
+    return a.when < b.when || (a.when == b.when && a.key < b.key);
   }
+  Timer* timer_of(const Entry& e) const { return timers_[e.key & ((1u << kIdBits) - 1)]; }
+  static uint64_t seq_of(const Entry& e) { return e.key >> kIdBits; }
+  void enqueue(Timer* t, Time when);
   void push(const Entry& e);
   void pop();
   void sift_down(size_t i);
@@ -76,6 +81,7 @@ class Engine {
   size_t stale_ = 0;  // entries whose timer was re-armed or cancelled since
   bool stopped_ = false;
   std::vector<Entry> heap_;  // 4-ary min-heap on (when, seq)
+  std::vector<Timer*> timers_{nullptr};  // by id; id 0 unused
 };
 
 }  // namespace sim
