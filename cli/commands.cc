@@ -1,5 +1,7 @@
 // schedlab's commands over CLI11.
 #include "cli/commands.h"
+#include "cli/real_compare.h"
+#include "real/runner.h"
 
 #include <unistd.h>
 
@@ -271,11 +273,18 @@ int do_bench(const std::string& json, const std::string& duration,
 }  // namespace
 
 int main_with_args(const std::vector<std::string>& args) {
+  // `schedlab real ...` has its own parser (real/real_main.cc).
+  if (!args.empty() && args[0] == "real") {
+    real::set_compare_hook(compare_real_with_sim);
+    return real::real_main(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
   CLI::App app{"schedlab: a deterministic simulator of the Linux SMP scheduler.\n"
                "With no command, runs the default scenario and prints its table."};
   app.name("schedlab");
   app.set_version_flag("--version", "schedlab 0.1.0");
   app.require_subcommand(0, 1);
+  app.footer("Also: schedlab real <extend-sched2|locktable> [options] runs the workload with real\n"
+             "threads on this host (see schedlab real --help).");
 
   RunOptions ro;
   CLI::App* run = app.add_subcommand("run", "Run a built-in workload or a scenario file");
@@ -339,13 +348,20 @@ int main_with_args(const std::vector<std::string>& args) {
     if (*list) return do_list(list_what);
     if (*cmp) return do_compare(co);
     if (*bench) return do_bench(bench_json, bench_duration, bench_sets);
-    // No command: the default scenario.
-    RunOptions def;
-    def.target = "spinlock";
-    def.sets = {"threads=100", "locks=10", "hogs=50"};
-    std::cout << "Default scenario: spinlock, 100 clients on 10 locks + 50 hogs on vm50 (50 CPUs), "
-                 "1 s. `schedlab --help` for more.\n\n";
-    return do_run(def);
+    // No command: the RFC thread's lock-table comparison, at a size that runs in seconds.
+    CompareOptions def;
+    def.run.target = "locktable";
+    def.run.machine = "genoa";
+    def.run.duration = "1s";
+    def.vary = "ext=none,rfc,rseq2023,mainline";
+    def.seeds = 3;
+    def.metrics = {"sql_executions_per_second", "lock_holder_preemptions", "spin_cpu_share"};
+    return do_compare(def,
+        "Default: the lock-table test of the RFC thread (300 clients + 400 CPU hogs on a\n"
+        "384-CPU Genoa, HZ=250, kernel 7.0), without and with each slice extension design.\n"
+        "Full size: schedlab compare locktable --machine genoa "
+        "--vary ext=none,rfc,rseq2023,mainline --seeds 5 --duration 10s\n"
+        "More: schedlab --help, docs/slice-extension.md\n\n");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "schedlab: internal error: %s\n", e.what());
     return 1;

@@ -150,13 +150,14 @@ class ExtendSched2 : public Workload {
 
   void report(const kernel::Kernel& k, sim::Time duration, report::Results* r) override {
     const double secs = static_cast<double>(duration) / 1e9;
-    uint64_t runs = 0, grants = 0, blocks = 0;
+    uint64_t runs = 0, grants = 0, blocks = 0, starved = 0;
     int64_t total_wait = 0;
     for (const Object& o : objs_) runs += static_cast<uint64_t>(o.x.value);
     for (const auto& w : workers_) {
       grants += w->dlygrnt;
       blocks += w->blocks;
       total_wait += w->wait.sum;
+      starved += w->count == 0;
     }
     const double n = workers_.empty() ? 1.0 : static_cast<double>(workers_.size());
     auto add = [r](const char* name, double v, const char* unit, const char* help) {
@@ -170,6 +171,8 @@ class ExtendSched2 : public Workload {
     add("avg_grants", static_cast<double>(grants) / n, "", "critical sections granted an extension, per thread");
     add("avg_reqs", static_cast<double>(runs) / n, "", "runs per thread (the original's \"avg reqs\")");
     add("avg_blocks", static_cast<double>(blocks) / n, "", "lost exchanges per thread");
+    add("starved_threads", static_cast<double>(starved), "",
+        "threads that never completed a critical section (their wait is in no total)");
     std::vector<const user::SliceExtClient*> ext;
     std::vector<int64_t> init_ret;
     for (const auto& w : workers_) {

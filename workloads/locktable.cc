@@ -157,6 +157,18 @@ void report_lock_metrics(const kernel::Kernel& k, int tgid, sim::Time duration, 
                          "error " + std::to_string(first_err) + "): their requests are no-ops");
 }
 
+// Takes `lock` asking for an extension first, so a preemption right after the exchange is
+// covered; a lost attempt withdraws the request (yielding if it had been granted) and spins
+// without one, as real/'s SliceSpinLock does. The caller releases the request after unlocking.
+user::Task<> lock_extended(user::Thread& t, user::SpinLock* lock, user::SliceExtClient* ext) {
+  for (;;) {
+    ext->request(t);
+    if (lock->try_lock(t)) co_return;
+    if (ext->release(t)) co_await ext->yield(t);
+    co_await lock->wait_unlocked(t);
+  }
+}
+
 // ---- locktable ----
 
 namespace {
@@ -182,18 +194,6 @@ struct Shared {
   uint64_t executions = 0;
   sim::Histogram acquire_ns, hold_ns;
 };
-
-// Takes `lock` asking for an extension first, so a preemption right after the exchange is
-// covered; a lost attempt withdraws the request (yielding if it had been granted) and spins
-// without one, as real/'s SliceSpinLock does.
-user::Task<> lock_extended(user::Thread& t, user::SpinLock* lock, user::SliceExtClient* ext) {
-  for (;;) {
-    ext->request(t);
-    if (lock->try_lock(t)) co_return;
-    if (ext->release(t)) co_await ext->yield(t);
-    co_await lock->wait_unlocked(t);
-  }
-}
 
 user::Program locktable_client(user::Thread& t, Shared* s, Client* c, int lock_index) {
   c->init_ret = co_await c->ext.init(t);

@@ -18,6 +18,7 @@ namespace workloads {
 std::string parse_slice_abi(const Params& p, bool with_mode, user::SliceAbi* abi);
 std::string parse_hogs(const Params& p, int nr_cpus, int auto_count, int* hogs);
 report::LatencySummary latency_summary(const std::string& name, const sim::Histogram& h);
+user::Task<> lock_extended(user::Thread& t, user::SpinLock* lock, user::SliceExtClient* ext);
 void report_lock_metrics(const kernel::Kernel& k, int tgid, sim::Time duration, user::SliceAbi abi,
                          const std::vector<const user::SliceExtClient*>& clients,
                          const std::vector<int64_t>& init_ret, report::Results* r);
@@ -49,14 +50,7 @@ user::Program oltp_client(user::Thread& t, Shared* s, Client* c) {
       co_await t.compute(s->work.sample(t.rng()));
       user::SpinLock* latch = &s->latches[static_cast<size_t>(t.rng().uniform_int(0, nlatches - 1))];
       const int64_t start = t.now();
-      // Ask for the extension before each attempt; a lost attempt withdraws it and spins
-      // without one (as locktable and real/'s SliceSpinLock).
-      for (;;) {
-        c->ext.request(t);
-        if (latch->try_lock(t)) break;
-        if (c->ext.release(t)) co_await c->ext.yield(t);
-        co_await latch->wait_unlocked(t);
-      }
+      co_await lock_extended(t, latch, &c->ext);
       s->acquire_ns.add(t.now() - start);
       co_await t.compute(s->cs.sample(t.rng()));
       latch->unlock(t);

@@ -1,0 +1,91 @@
+// The simulator's prediction for a real run, side by side.
+#include "cli/real_compare.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include "hw/machine.h"
+#include "scenario/experiment.h"
+
+namespace cli {
+
+namespace {
+const char* const kExt[] = {"none", "rfc", "rseq2023", "mainline"};
+
+std::string rel(double real_v, double sim_v) {
+  if (real_v == 0) return sim_v == 0 ? "0%" : "n/a";
+  return fmt::format("{:+.1f}%", (sim_v - real_v) / std::fabs(real_v) * 100);
+}
+}  // namespace
+
+int compare_real_with_sim(const real::Params& p, const real::RunResult& m) {
+  scenario::Experiment e;
+  e.machine = "host";
+  hw::Machine host;
+  if (hw::LoadResult lr = hw::load_machine("host", &host); !lr.ok()) {
+    std::fprintf(stderr, "schedlab: error: %s\n", lr.error.c_str());
+    return 2;
+  }
+  if (!p.cpus.empty()) e.cpus = static_cast<int>(p.cpus.size());
+  e.duration_ns = p.duration_ns;
+  std::vector<std::string> sets = {"mode=", "ext=" + std::string(kExt[p.mode & 3])};
+  sets.clear();
+  sets.push_back("ext=" + std::string(kExt[p.mode & 3]));
+  sets.push_back("hogs=" + std::to_string(p.hogs));
+  if (p.workload == real::Workload::kExtendSched2) {
+    e.workload = "extend-sched2";
+    sets.push_back("threads=" + std::to_string(p.threads));
+    sets.push_back("locks=" + std::to_string(real::resolved_locks(p)));
+    // The critical section is a count of -O0 loop iterations; the simulated one is a time:
+    // convert with the host profile's measured cs_loop_3m_ns.
+    const double ns = static_cast<double>(p.cs_iterations) * static_cast<double>(host.cs_loop_3m_ns) / 3e6;
+    sets.push_back("cs=" + std::to_string(std::llround(ns)) + "ns");
+  } else {
+    e.workload = "locktable";
+    sets.push_back("clients=" + std::to_string(p.clients));
+    sets.push_back("locks=" + std::to_string(real::resolved_locks(p)));
+    sets.push_back("query=" + std::to_string(p.query_ns) + "ns");
+    sets.push_back("cs=" + std::to_string(p.cs_ns) + "ns");
+  }
+  for (const std::string& s : sets)
+    if (std::string err = scenario::set_assignment(&e, s); !err.empty()) {
+      std::fprintf(stderr, "schedlab: error: %s\n", err.c_str());
+      return 2;
+    }
+  report::Results r;
+  if (std::string err = scenario::run(e, &r); !err.empty()) {
+    std::fprintf(stderr, "schedlab: error: %s\n", err.c_str());
+    return 2;
+  }
+  const double secs = m.elapsed_s > 0 ? m.elapsed_s : static_cast<double>(p.duration_ns) / 1e9;
+  struct Row {
+    const char* name;
+    double real_v;
+    const char* sim_metric;
+  };
+  std::vector<Row> rows;
+  if (p.workload == real::Workload::kExtendSched2) {
+    rows = {{"runs_per_second", static_cast<double>(m.runs) / secs, "runs_per_second"},
+            {"total_wait_seconds", static_cast<double>(m.total_wait_ns) / 1e9, "total_wait_seconds"},
+            {"avg_grants", m.avg_grants(), "avg_grants"},
+            {"avg_reqs", m.avg_reqs(), "avg_reqs"},
+            {"avg_blocks", m.avg_blocks(), "avg_blocks"}};
+  } else {
+    rows = {{"sql_executions_per_second", m.executions_per_s(), "sql_executions_per_second"}};
+  }
+  std::cout << fmt::format("\nsimulator (machine host: {} CPUs, kernel {}, HZ={}) vs this run:\n",
+                           r.cpus, r.kernel_version, r.hz);
+  std::cout << fmt::format("  {:<28} {:>14} {:>14} {:>10}\n", "metric", "real", "simulated", "sim-real");
+  for (const Row& row : rows) {
+    const report::Metric* sm = r.metric(row.sim_metric);
+    const double sv = sm ? sm->value : 0;
+    std::cout << fmt::format("  {:<28} {:>14.3f} {:>14.3f} {:>10}\n", row.name, row.real_v, sv,
+                             rel(row.real_v, sv));
+  }
+  return 0;
+}
+
+}  // namespace cli
