@@ -143,6 +143,7 @@ int do_run(const RunOptions& o) {
 struct CompareOptions {
   RunOptions run;
   std::string vary;
+  std::vector<std::string> rows;  // LABEL:k=v,k=v
   int seeds = 3;
   int jobs = 0;
   std::vector<std::string> metrics;
@@ -151,16 +152,33 @@ struct CompareOptions {
 int do_compare(const CompareOptions& o, const std::string& banner = "") {
   scenario::CompareSpec spec;
   if (std::string err = build_experiment(o.run, &spec.base); !err.empty()) return fail(err);
-  const size_t eq = o.vary.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == o.vary.size())
-    return fail("--vary: expected KEY=V1,V2,... (got '" + o.vary + "')");
-  spec.vary_key = o.vary.substr(0, eq);
-  for (size_t start = eq + 1;;) {
-    const size_t comma = o.vary.find(',', start);
-    spec.vary_values.push_back(o.vary.substr(start, comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
+  if (!o.vary.empty()) {
+    const size_t eq = o.vary.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == o.vary.size())
+      return fail("--vary: expected KEY=V1,V2,... (got '" + o.vary + "')");
+    spec.vary_key = o.vary.substr(0, eq);
+    for (size_t start = eq + 1;;) {
+      const size_t comma = o.vary.find(',', start);
+      spec.vary_values.push_back(o.vary.substr(start, comma - start));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
   }
+  for (const std::string& r : o.rows) {
+    const size_t colon = r.find(':');
+    if (colon == std::string::npos || colon == 0)
+      return fail("--row: expected LABEL:key=value,... (got '" + r + "')");
+    std::vector<std::string> sets;
+    for (size_t start = colon + 1; start < r.size();) {
+      size_t comma = r.find(',', start);
+      if (comma == std::string::npos) comma = r.size();
+      sets.push_back(r.substr(start, comma - start));
+      start = comma + 1;
+    }
+    spec.rows.push_back({r.substr(0, colon), sets});
+  }
+  if (spec.rows.empty() && spec.vary_values.empty())
+    return fail("compare: give --vary KEY=V1,V2,... or one --row per setting");
   spec.seeds = o.seeds;
   spec.jobs = o.jobs;
   spec.metrics = o.metrics;
@@ -304,8 +322,8 @@ int main_with_args(const std::vector<std::string>& args) {
   CompareOptions co;
   CLI::App* cmp = app.add_subcommand("compare", "Run a workload under several settings and seeds");
   cmp->add_option("target", co.run.target, "workload name or scenario .toml file");
-  cmp->add_option("--vary", co.vary, "KEY=V1,V2,...: one row per value (e.g. ext=none,rfc,mainline)")
-      ->required();
+  cmp->add_option("--vary", co.vary, "KEY=V1,V2,...: one row per value (e.g. ext=none,rfc,mainline)");
+  cmp->add_option("--row", co.rows, "LABEL:k=v,k=v: one row with these settings (repeatable)");
   cmp->add_option("--seeds", co.seeds, "runs per setting, seeds seed..seed+N-1 (default 3)");
   cmp->add_option("--metric", co.metrics, "metric to compare (repeatable; default: all)");
   cmp->add_option("--jobs,-j", co.jobs, "parallel runs (default: number of CPUs)");

@@ -10,15 +10,20 @@ namespace scenario {
 std::string compare(const CompareSpec& spec, report::Comparison* out,
                     const std::function<void(int, int)>& progress) {
   if (spec.seeds < 1) return "--seeds: must be >= 1";
-  if (spec.vary_values.empty()) return "--vary: expected KEY=V1,V2,...";
+  // One list of rows: --vary values become rows of one setting each.
+  std::vector<std::pair<std::string, std::vector<std::string>>> rows = spec.rows;
+  for (const std::string& v : spec.vary_values)
+    rows.push_back({spec.vary_key + "=" + v, {spec.vary_key + "=" + v}});
+  if (rows.empty()) return "--vary or --row: nothing to compare";
   // Build and check every experiment first: bad input fails before any run.
   std::vector<Experiment> exps;
-  for (const std::string& v : spec.vary_values) {
+  for (const auto& [label, sets] : rows) {
     for (int s = 0; s < spec.seeds; ++s) {
       Experiment e = spec.base;
-      if (std::string err = set_key(&e, spec.vary_key, v); !err.empty()) return "--vary: " + err;
+      for (const std::string& a : sets)
+        if (std::string err = set_assignment(&e, a); !err.empty()) return "row '" + label + "': " + err;
       e.seed = spec.base.seed + static_cast<uint64_t>(s);
-      if (std::string err = validate(e); !err.empty()) return err;
+      if (std::string err = validate(e); !err.empty()) return "row '" + label + "': " + err;
       exps.push_back(std::move(e));
     }
   }
@@ -66,9 +71,9 @@ std::string compare(const CompareSpec& spec, report::Comparison* out,
     c.units.push_back(m->unit);
   }
   size_t i = 0;
-  for (const std::string& v : spec.vary_values) {
+  for (const auto& [label, sets] : rows) {
     report::ComparisonRow row;
-    row.setting = spec.vary_key + "=" + v;
+    row.setting = label;
     row.values.assign(c.metrics.size(), {});
     for (int s = 0; s < spec.seeds; ++s, ++i)
       for (size_t m = 0; m < c.metrics.size(); ++m) {

@@ -13,6 +13,8 @@ struct CompareSpec {
   Experiment base;
   std::string vary_key;                 // e.g. "ext"
   std::vector<std::string> vary_values; // e.g. none, rfc, rseq2023, mainline
+  // Or rows given whole: a label and the key=value settings of that row.
+  std::vector<std::pair<std::string, std::vector<std::string>>> rows;
   int seeds = 3;
   std::vector<std::string> metrics;     // empty: every metric of the first run
   int jobs = 0;                         // 0 = number of CPUs

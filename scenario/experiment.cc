@@ -94,6 +94,36 @@ std::string toml_value_string(const toml::node& n, bool* ok) {
   return "";
 }
 
+// Metrics every run has, so that any comparison can ask for them: how long each group of
+// threads (by comm) waited on runqueues, and where CPU time went.
+void add_generic_metrics(report::Results* r, int64_t duration_ns) {
+  std::map<std::string, std::pair<int64_t, uint64_t>> wait;  // comm -> (sum, count)
+  std::map<std::string, int64_t> wait_max;
+  for (const report::TaskResult& t : r->tasks) {
+    auto& w = wait[t.comm];
+    w.first += t.wait_sum_ns;
+    w.second += t.wait_count;
+    wait_max[t.comm] = std::max(wait_max[t.comm], t.wait_max_ns);
+  }
+  for (const auto& [comm, w] : wait) {
+    r->metrics.push_back({comm + ".wait_mean_us", w.second ? static_cast<double>(w.first) / w.second / 1e3 : 0,
+                          "us", "mean runqueue wait of the " + comm + " threads"});
+    r->metrics.push_back({comm + ".wait_max_us", static_cast<double>(wait_max[comm]) / 1e3, "us",
+                          "longest runqueue wait of a " + comm + " thread"});
+  }
+  int64_t user = 0, kern = 0, all = 0;
+  for (const report::CpuResult& c : r->per_cpu) {
+    user += c.user_ns;
+    kern += c.kernel_ns;
+    all += duration_ns;
+  }
+  if (all > 0) {
+    r->metrics.push_back({"cpu_user_share", static_cast<double>(user) / all, "of CPU time", "user mode"});
+    r->metrics.push_back({"cpu_kernel_share", static_cast<double>(kern) / all, "of CPU time",
+                          "kernel: entry/exit, interrupts, switches, scheduler"});
+  }
+}
+
 }  // namespace
 
 std::string set_key(Experiment* e, const std::string& key, const std::string& value) {
@@ -359,6 +389,7 @@ std::string run(const Experiment& e, report::Results* out, const Progress& progr
   }
   w->report(k, e.duration_ns, &r);
   for (auto& x : extras) x->report(k, e.duration_ns, &r);
+  add_generic_metrics(&r, e.duration_ns);
   if (cfg.slice_ext.abi != kernel::SliceExtAbi::None) {
     // The kernel's side of the extension, summed over tasks (7.0 sums per-CPU counters the
     // same way in debugfs rseq/stats).

@@ -1,13 +1,14 @@
 // locktable: the database lock-table test the time slice extension RFC was written for
 // (seeds-digest 1, 1d): many clients each run a query outside the lock, then take the table's
 // spin lock for a short critical section, asking for a slice extension while they hold it;
-// CPU hogs oversubscribe the machine so holders get preempted. Defaults are the RFC thread's
-// 300 clients beside 400 hogs on the 384-CPU Genoa, scaled to the machine. Reports SQL
+// CPU hogs oversubscribe the machine so holders get preempted. Defaults: the RFC thread's 300
+// clients, beside 400 hogs on the 384-CPU genoa, scaled to the machine. Reports SQL
 // executions per second, lock-holder preemptions, spinning, the time to acquire, and the
 // extension's requests, grants and denials as the clients and the kernel count them.
 //
 // This file also holds the pieces the three lock workloads (extend-sched2, locktable, oltp)
-// share: the `ext` / `mode` parameter and the lock and extension metrics.
+// share: the `ext` / `mode` and `hogs` parameters, taking a lock with an extension request,
+// and the lock and extension metrics.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -56,12 +57,14 @@ std::string parse_hogs(const Params& p, int nr_cpus, int auto_count, int* hogs) 
   return "";
 }
 
+namespace {
 // The tgid of the "hog" process spawn_hogs() made, or 0.
 int hog_tgid(const kernel::Kernel& k) {
   for (const auto& t : k.tasks())
     if (k.process_name(t->tgid) == "hog") return t->tgid;
   return 0;
 }
+}  // namespace
 
 report::LatencySummary latency_summary(const std::string& name, const sim::Histogram& h) {
   const sim::Summary& s = h.summary();
