@@ -35,12 +35,16 @@ void spin_link(task_struct* p, UserWord* w) {
   w->spinners = p;
 }
 
-// Arms the observation of a changed word by a spinner that is running user code.
+// Arms the observation of a changed word by a spinner that is running user code. The
+// spinners' reloads of the line are served one after another in no particular order: each
+// sees the change one line transfer later plus a random share of another (so which spinner
+// wins a released lock is not decided by the order they started spinning).
 void arm_spin_observe(rq* rq, task_struct* p, sim::Time now) {
   const UserWord* w = p->spin_word;
   const int writer = w->last_writer_cpu < 0 ? rq->cpu : w->last_writer_cpu;
-  const sim::Time t = std::max(now + rq->k->machine_.line_transfer_ns(writer, rq->cpu),
-                               rq->ex.user_since);
+  const sim::Time lat = rq->k->machine_.line_transfer_ns(writer, rq->cpu);
+  const sim::Time jitter = lat > 1 ? rq->k->rng.uniform_int(0, lat / 2) : 0;
+  const sim::Time t = std::max(now + lat + jitter, rq->ex.user_since);
   if (!rq->ex.resume_timer.armed || rq->ex.resume_timer.expires > t)
     rq->k->engine()->arm(&rq->ex.resume_timer, t);
 }
@@ -210,7 +214,15 @@ void cpu_resume_timer_fn(sim::Timer* t, sim::Time now) {
   if (rq->ex.in_user) {
     settle_user(rq, now);
     if (p->exec == ExecKind::Spin) {
-      if (p->spin_word->value == p->spin_val) return;  // changed back: keep spinning
+      // The value changed back before this reload could have seen the change (another
+      // thread took the lock long enough ago): keep spinning. A change back within the last
+      // line transfer was not visible yet: the spinner saw the intermediate value, goes on,
+      // and its compare-and-swap then fails.
+      const UserWord* w = p->spin_word;
+      const int writer = w->last_writer_cpu < 0 ? rq->cpu : w->last_writer_cpu;
+      if (w->value == p->spin_val &&
+          now - w->changed_at > rq->k->machine_.line_transfer_ns(writer, rq->cpu))
+        return;
       spin_unlink(p);
     }
     rq->ex.in_user = false;

@@ -6,6 +6,13 @@
 
 namespace kernel {
 
+// The clock as the kernel path running on rq's CPU reads it: the event's time plus the kernel
+// work already charged in this path (entry, handler). What Linux's ktime_get() would return
+// at that point of the path.
+inline sim::Time kernel_clock(const rq* rq, sim::Time now) {
+  return rq->ex.kwork_until > now ? rq->ex.kwork_until : now;
+}
+
 // Curr stops running user code at `now` (it entered the kernel): settle its progress.
 void cpu_enter_kernel(rq* rq, sim::Time now);
 // The CPU spends `cost` more ns in the kernel before user code (or idle) resumes.

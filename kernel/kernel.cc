@@ -180,6 +180,7 @@ void Kernel::user_store(UserWord* w, int64_t v) {
   const int64_t old = w->value;
   w->value = v;
   w->last_writer_cpu = current_cpu_;
+  if (old != v) w->changed_at = engine_->now();
   if (old != v && w->spinners) cpu_word_changed(this, w, current_cpu_, engine_->now());
 }
 

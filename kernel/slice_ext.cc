@@ -51,7 +51,7 @@ void slice_ext_arm_timer(rq* rq, sim::Time expires, task_struct* cookie) {
   if (k->cfg_.slice_ext.tick) {
     // Rostedt 2023: no timer; the grant lasts until the next tick forces the reschedule.
     const sim::Time tick = k->cfg_.tick_nsec();
-    expires = (k->now() / tick + 1) * tick;
+    expires = (kernel_clock(rq, k->now()) / tick + 1) * tick;
   }
   cpu_charge(rq, k->machine_.costs.hrtimer_program_ns);
   rq->ex.slice_cookie = cookie;

@@ -5,6 +5,7 @@
 // kernel/rseq.c, kernel/entry/common.c of v7.0; transitions T3..T11 of
 // ../shared/research/slice_ext_spec.md section 1.4.
 #include "kernel/kernel.h"
+#include "kernel/cpu_exec.h"
 #include "kernel/slice_ext.h"
 
 namespace kernel {
@@ -41,7 +42,8 @@ bool mainline_delay_resched(rq* rq, task_struct* p) {
   rs->slice_request = 0;
   rs->slice_granted = 1;
   p->slice.granted = true;
-  p->slice.expires = rq->k->now() + slice_ext_nsec(rq->k);
+  // Sampled where the grant is made: after the interrupt's entry and handler work.
+  p->slice.expires = kernel_clock(rq, rq->k->now()) + slice_ext_nsec(rq->k);
   p->slice.nr_granted++;
   return true;
 }
@@ -57,7 +59,7 @@ bool mainline_exit_to_user(rq* rq, task_struct* p) {
     clear_grant(p);
   }
   if (!p->slice.granted) return false;
-  if (p->slice.expires < rq->k->now()) {
+  if (p->slice.expires < kernel_clock(rq, rq->k->now())) {
     p->thread_flags |= TIF_NEED_RESCHED;  // the loop runs again and revokes (T6)
     return true;
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "kernel/kernel.h"
+#include "kernel/cpu_exec.h"
 #include "kernel/slice_ext.h"
 
 namespace kernel {
@@ -33,7 +34,7 @@ bool proto_delay_resched(rq* rq, task_struct* p) {
 bool proto_exit_to_user(rq* rq, task_struct* p) {
   if (p->slice.user_irq && p->slice.granted)
     // hrtick_start() never programs less than 10 us ("timer DoS").
-    slice_ext_arm_timer(rq, rq->k->now() + std::max<sim::Time>(slice_ext_nsec(rq->k), 10000), p);
+    slice_ext_arm_timer(rq, kernel_clock(rq, rq->k->now()) + std::max<sim::Time>(slice_ext_nsec(rq->k), 10000), p);
   return false;
 }
 

@@ -65,6 +65,7 @@ enum : int { FUTEX_WAIT = 0, FUTEX_WAKE = 1 };
 struct UserWord {
   int64_t value = 0;
   int last_writer_cpu = -1;
+  int64_t changed_at = 0;            // time of the last store that changed the value
   task_struct* spinners = nullptr;   // tasks spinning while value == their spin_val
   task_struct* futex_head = nullptr; // futex waiters, FIFO
   task_struct* futex_tail = nullptr;

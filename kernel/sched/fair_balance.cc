@@ -394,20 +394,23 @@ void sched_balance_trigger(rq* rq) {
 }
 
 // sched_balance_newidle(): a CPU about to idle pulls one task from the busiest runqueue,
-// lowest domain first, while its expected idle time covers the cost.
+// lowest domain first, while its expected idle time (avg_idle) covers the cost so far plus
+// the domain's. Linux measures each domain's cost (max_newidle_lb_cost); here it is the
+// fixed cost of an attempt plus one remote runqueue cache line per CPU of the span, so wide
+// domains are skipped by CPUs that idle briefly, as on Linux.
 bool sched_balance_newidle(rq* rq) {
   Kernel* k = rq->k;
   if (!k->nr_overloaded || rq->sd.empty()) return false;
-  const s64 cost = k->machine_.costs.newidle_balance_ns;
-  if (static_cast<s64>(rq->avg_idle) < cost) return false;
+  const hw::Costs& c = k->machine_.costs;
   s64 spent = 0;
   for (sched_domain& sd : rq->sd) {
+    const s64 cost = c.newidle_balance_ns + c.line_llc_ns * sd.span_weight;
     if (static_cast<s64>(rq->avg_idle) < spent + cost) break;
     spent += cost;
     if (!sched_balance_rq(rq, sd, true)) break;
     if (rq->nr_running) break;
   }
-  cpu_charge(rq, spent);
+  if (spent) cpu_charge(rq, spent);
   return rq->nr_running > 0;
 }
 

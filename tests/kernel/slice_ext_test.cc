@@ -277,7 +277,7 @@ TEST(SliceExtRfc, ASecondRequestWhileGrantedIsDenied) {
   s.run(sim::kNsecPerSec);
   const kernel::task_struct& p = s.task(req);
   EXPECT_GT(seen.grants, 5u);
-  EXPECT_EQ(seen.denials, p.slice.nr_denied);
+  EXPECT_LE(p.slice.nr_denied - seen.denials, 1u) << "all seen but one still in flight at the end";
   EXPECT_GT(p.slice.nr_denied, 0u);
   EXPECT_EQ(p.slice.nr_expired, p.slice.nr_granted) << "each grant ran into the 50 us hrtick";
 }

@@ -45,6 +45,8 @@ TEST(SpinLock, SpinnersBurnCpuWhileTheHolderIsPreempted) {
   testing_support::check_invariants(*s.k, sim::kNsecPerSec);
 }
 
+// The spinner's reload is served one line transfer after the release, plus up to half of
+// another (reloads of several spinners queue in no particular order).
 TEST(SpinLock, HandOffToASpinnerTakesOneCacheLineTransfer) {
   Sim s(flat_machine(2));
   user::SpinLock lock;
@@ -65,7 +67,9 @@ TEST(SpinLock, HandOffToASpinnerTakesOneCacheLineTransfer) {
   });
   s.run(100 * sim::kNsecPerMsec);
   ASSERT_GE(released_at, 0);
-  EXPECT_EQ(acquired_at - released_at, s.k->machine().line_transfer_ns(0, 1));
+  const int64_t lat = s.k->machine().line_transfer_ns(0, 1);
+  EXPECT_GE(acquired_at - released_at, lat);
+  EXPECT_LE(acquired_at - released_at, lat + lat / 2);
 }
 
 TEST(Mutex, ContendedThreadsSleepAndMutualExclusionHolds) {
