@@ -3,8 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <sys/utsname.h>
+
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include "hw/machine.h"
@@ -30,18 +33,29 @@ int compare_real_with_sim(const real::Params& p, const real::RunResult& m) {
     return 2;
   }
   if (!p.cpus.empty()) e.cpus = static_cast<int>(p.cpus.size());
+  // Model the kernel this host runs, where schedlab has its behaviour (else 7.0).
+  struct utsname u;
+  if (uname(&u) == 0) {
+    const std::string rel(u.release);
+    for (const char* v : {"6.12", "6.18", "7.0"})
+      if (rel.rfind(v, 0) == 0 && (rel.size() == std::strlen(v) || rel[std::strlen(v)] == '.' ||
+                                   rel[std::strlen(v)] == '-'))
+        e.kernel_version = v;
+  }
   e.duration_ns = p.duration_ns;
-  std::vector<std::string> sets = {"mode=", "ext=" + std::string(kExt[p.mode & 3])};
-  sets.clear();
+  std::vector<std::string> sets;
   sets.push_back("ext=" + std::string(kExt[p.mode & 3]));
   sets.push_back("hogs=" + std::to_string(p.hogs));
   if (p.workload == real::Workload::kExtendSched2) {
     e.workload = "extend-sched2";
     sets.push_back("threads=" + std::to_string(p.threads));
     sets.push_back("locks=" + std::to_string(real::resolved_locks(p)));
-    // The critical section is a count of -O0 loop iterations; the simulated one is a time:
-    // convert with the host profile's measured cs_loop_3m_ns.
-    const double ns = static_cast<double>(p.cs_iterations) * static_cast<double>(host.cs_loop_3m_ns) / 3e6;
+    // The critical section is a count of loop iterations; the simulated one is a time:
+    // convert with the loop speed the runner measured before its run (the host profile's
+    // cs_loop_3m_ns is the fallback).
+    const double per_iter = m.ns_per_iteration > 0 ? m.ns_per_iteration
+                                                   : static_cast<double>(host.cs_loop_3m_ns) / 3e6;
+    const double ns = static_cast<double>(p.cs_iterations) * per_iter;
     sets.push_back("cs=" + std::to_string(std::llround(ns)) + "ns");
   } else {
     e.workload = "locktable";
