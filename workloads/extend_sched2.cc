@@ -103,7 +103,9 @@ class ExtendSched2 : public Workload {
   std::string setup(kernel::Kernel& k, const Params& p, uint64_t seed) override {
     int threads = static_cast<int>(p.get_int("threads"));
     int nobj = static_cast<int>(p.get_int("locks"));
+    const int64_t gap = p.get_ns("start_gap");
     if (!p.error().empty()) return p.error();
+    if (gap < 0) return "start_gap: must be >= 0";
     if (std::string e = parse_slice_abi(p, true, &abi_); !e.empty()) return e;
     if (std::string e = parse_dist("cs", p.get("cs"), &s_.cs); !e.empty()) return e;
     if (s_.cs.kind == Dist::Const && s_.cs.a == 0) s_.cs.a = k.machine().cs_loop_3m_ns;
@@ -133,7 +135,8 @@ class ExtendSched2 : public Workload {
       w->obj->nthreads++;
       auto th = std::make_unique<user::Thread>(&k, sim::Rng(seed, i));
       th->start(es2_worker(*th, &s_, w));
-      k.create_thread(tgid_, attr, std::move(th));
+      // The original's main thread creates the workers one after another.
+      k.create_thread(tgid_, attr, std::move(th), gap * i);
     }
     if (std::any_of(objs_.begin(), objs_.end(), [](const Object& o) { return o.nthreads == 1; }))
       notices_.push_back("a lock object has a single thread: its thread skips step 7 (waiting for "
@@ -225,7 +228,8 @@ WorkloadInfo extend_sched2_workload() {
            {"cs", "0", "critical section (0 = the machine's cs_loop_3m_ns: 3,000,000 -O0 iterations)"},
            {"hogs", "0", "CPU hog threads beside the workers (-1 = one per CPU, as reported)"},
            {"ext", "none", "slice extension the workers use: none, rfc, rseq2023, mainline"},
-           {"mode", "", "the original's mode 0..3 (none, rfc, rseq2023, mainline); wins over ext"}},
+           {"mode", "", "the original's mode 0..3 (none, rfc, rseq2023, mainline); wins over ext"},
+           {"start_gap", "0", "time between two worker starts (pthread_create in a loop)"}},
           [] { return std::make_unique<ExtendSched2>(); }};
 }
 
