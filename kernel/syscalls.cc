@@ -130,6 +130,11 @@ void do_exit(rq* rq, task_struct* p) {
   p->exec = ExecKind::Dead;
   p->__state = TASK_DEAD;
   rq->k->engine()->cancel(&p->sleep_timer);
+  // exit_mm(): the last thread of a process takes its [task_shared] pages with it.
+  bool last = true;
+  for (const auto& t : rq->k->tasks())
+    if (t->tgid == p->tgid && !t->exited) last = false;
+  if (last) rq->k->exit_mm(p->tgid);
   schedule(rq, /*preempt=*/false);
 }
 

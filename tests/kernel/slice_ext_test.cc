@@ -452,3 +452,73 @@ TEST(SliceExtPolicy, FairOnlyRefusesGrantsToRtRequesters) {
   s.run(sim::kNsecPerSec);
   EXPECT_EQ(s.task(req).slice.nr_granted, 0u);
 }
+
+// execve() gives the new image no [task_shared] structure and a fresh rseq registration: the
+// slot is freed (and reused by the next caller), 7.0's enable is off again.
+TEST(SliceExt, ExecFreesTheSharedSlotAndResetsRseqState) {
+  {
+    Sim s(flat_machine(1), config(Abi::Rfc));
+    int64_t before = 0, after = 0, other = 0;
+    s.spawn(on(0), [&](user::Thread& t) -> user::Program {
+      co_await t.syscall(kernel::NR_task_getshared, 1, 0, reinterpret_cast<int64_t>(&before));
+      co_await t.syscall(kernel::NR_execve);
+      co_await t.nanosleep(sim::kNsecPerMsec);
+      co_await t.syscall(kernel::NR_task_getshared, 1, 0, reinterpret_cast<int64_t>(&after));
+      for (;;) co_await t.nanosleep(sim::kNsecPerSec);
+    });
+    s.spawn(on(0), [&](user::Thread& t) -> user::Program {
+      co_await t.nanosleep(500 * sim::kNsecPerUsec);  // between the exec and the second call
+      co_await t.syscall(kernel::NR_task_getshared, 1, 0, reinterpret_cast<int64_t>(&other));
+      for (;;) co_await t.nanosleep(sim::kNsecPerSec);
+    });
+    s.run(5 * sim::kNsecPerMsec);
+    EXPECT_EQ(other, before) << "the slot freed by exec went to the next thread";
+    EXPECT_NE(after, before);
+  }
+  {
+    Sim s(flat_machine(1), config(Abi::Mainline));
+    int64_t on_before = -1, on_after = -1;
+    s.spawn(on(0), [&](user::Thread& t) -> user::Program {
+      co_await t.syscall(kernel::NR_prctl, kernel::PR_RSEQ_SLICE_EXTENSION, 2, 1);
+      on_before = co_await t.syscall(kernel::NR_prctl, kernel::PR_RSEQ_SLICE_EXTENSION, 1, 0);
+      co_await t.syscall(kernel::NR_execve);
+      on_after = co_await t.syscall(kernel::NR_prctl, kernel::PR_RSEQ_SLICE_EXTENSION, 1, 0);
+    });
+    s.run(sim::kNsecPerMsec);
+    EXPECT_EQ(on_before, 1);
+    EXPECT_EQ(on_after, 0);
+  }
+}
+
+// The last thread's exit frees its process's pages (exit_mm).
+TEST(TaskSharedAllocator, ProcessExitFreesItsPages) {
+  Sim s(flat_machine(1), config(Abi::Rfc));
+  int64_t addr = 0;
+  s.spawn(on(0), [&](user::Thread& t) -> user::Program {
+    co_await t.syscall(kernel::NR_task_getshared, 1, 0, reinterpret_cast<int64_t>(&addr));
+    co_await t.nanosleep(sim::kNsecPerMsec);
+  });
+  s.run(500 * sim::kNsecPerUsec);
+  EXPECT_EQ(s.k->mm_of(s.tgid)->pages.size(), 1u);
+  s.engine.run_until(5 * sim::kNsecPerMsec);
+  EXPECT_EQ(s.k->mm_of(s.tgid)->pages.size(), 0u);
+}
+
+// Prakash's lazy variant: a reschedule requested from another CPU while curr holds a grant
+// sets no flag (and sends no IPI); without the switch it does.
+TEST(SliceExtPolicy, LazyRemoteLeavesAGrantedCpuAlone) {
+  for (bool lazy : {false, true}) {
+    kernel::KernelConfig c = config(Abi::Rfc);
+    c.slice_ext.lazy_remote = lazy;
+    Sim s(flat_machine(2), c);
+    const int h = s.spawn(on(0), hog);
+    s.run(sim::kNsecPerMsec);
+    kernel::rq* rq0 = s.k->rq_of(0);
+    ASSERT_EQ(rq0->curr->pid, h);
+    rq0->curr->slice.granted = true;
+    s.k->set_current(nullptr, 1);  // the request comes from CPU 1
+    kernel::resched_curr(rq0);
+    EXPECT_EQ(kernel::test_tsk_need_resched(rq0->curr), !lazy);
+    EXPECT_EQ(rq0->ex.ipi_timer.armed, !lazy);
+  }
+}
