@@ -3,6 +3,8 @@
 // slice_ext_mainline.cc.
 #include "kernel/slice_ext.h"
 
+#include <algorithm>
+
 #include "kernel/cpu_exec.h"
 #include "kernel/entry/common.h"
 #include "kernel/kernel.h"
@@ -85,6 +87,42 @@ bool slice_ext_policy_allows(rq* rq, task_struct* p) {
   if (c.fair_only && (p->sched_class != &fair_sched_class || rq->rt.rt_nr_running > 0)) return false;
   if (c.no_defer_rt && rq->resched_by_rt) return false;
   return true;
+}
+
+// taskshrd_delay_resched_fini() / rseq_delay_resched_fini(): IRQs off, returning to user
+// from an interrupt: (re)start the hrtick while the task holds a grant. hrtick_start() never
+// programs less than 10 us ("timer DoS").
+bool hrtick_delay_resched_fini(rq* rq, task_struct* p) {
+  if (p->slice.user_irq && p->slice.granted)
+    slice_ext_arm_timer(rq, kernel_clock(rq, rq->k->now()) + std::max<sim::Time>(slice_ext_nsec(rq->k), 10000), p);
+  return false;
+}
+
+// __schedule() clears the grant of the task leaving the CPU. The hrtick is cancelled only by
+// hrtick_clear(), which __schedule() calls only with sched_feat(HRTICK) (off by default):
+// otherwise it stays armed and later ticks whichever task is current (task_tick(queued=1)).
+void hrtick_delay_schedule_prev(rq* rq, task_struct* prev) {
+  prev->slice.granted = false;
+  if (rq->k->cfg_.feat(__SCHED_FEAT_HRTICK)) rq->k->engine()->cancel(&rq->ex.slice_timer);
+}
+
+void hrtick_delay_syscall_enter(rq*, task_struct*, int) {}
+
+// sched_yield() from a granted task calls schedule() directly, not do_sched_yield().
+bool hrtick_delay_sched_yield(rq*, task_struct* p) { return p->slice.granted; }
+
+// hrtick(): *_delay_resched_tick() sets NEED_RESCHED on a granted current task, then the
+// class's task_tick(queued = 1) runs as for any hrtick.
+void hrtick_delay_resched_tick(rq* rq) {
+  task_struct* curr = rq->curr;
+  if (curr->slice.granted) {
+    curr->thread_flags |= TIF_NEED_RESCHED;
+    curr->slice.nr_expired++;
+  }
+  if (!curr->is_idle) {
+    update_rq_clock(rq);
+    curr->sched_class->task_tick(rq, curr, 1);
+  }
 }
 
 }  // namespace kernel

@@ -46,6 +46,17 @@ sim::Time slice_ext_nsec(const Kernel* k);
 // not resident (the access fails in the IRQs-off exit path: the hint is missed).
 bool rseq_user_access(rq* rq, task_struct* p);
 
+// The hrtick-based skeleton the RFC and the 2023 prototype share (PeterZ's prototype, reused
+// by the RFC): *_delay_resched_fini() (re)arms the hrtick at every interrupt return while a
+// grant runs, __schedule() ends the grant, a granted sched_yield() calls schedule()
+// directly, and hrtick() sets NEED_RESCHED on a granted current task then ticks it.
+bool hrtick_delay_resched_fini(rq* rq, task_struct* p);
+void hrtick_delay_schedule_prev(rq* rq, task_struct* prev);
+void hrtick_delay_syscall_enter(rq* rq, task_struct* p, int nr);
+bool hrtick_delay_sched_yield(rq* rq, task_struct* p);
+void hrtick_delay_resched_tick(rq* rq);
+bool slice_ext_policy_allows(rq* rq, task_struct* p);
+
 // glibc registers the thread's rseq area before its code runs (sys_rseq): flags and
 // slice_ctrl are reset; 7.0 advertises RSEQ_CS_FLAG_SLICE_EXT_AVAILABLE.
 void rseq_register_at_start(rq* rq, task_struct* p);

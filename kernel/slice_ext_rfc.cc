@@ -11,8 +11,6 @@
 
 namespace kernel {
 
-bool slice_ext_policy_allows(rq* rq, task_struct* p);
-
 namespace {
 
 // taskshrd_delay_resched(): on interrupt return with NEED_RESCHED. A second request while
@@ -36,47 +34,11 @@ bool rfc_delay_resched(rq* rq, task_struct* p) {
   return true;
 }
 
-// taskshrd_delay_resched_fini(): IRQs off, returning to user from an interrupt: (re)start
-// the hrtick for 50 us while the task holds a grant.
-bool rfc_exit_to_user(rq* rq, task_struct* p) {
-  if (p->slice.user_irq && p->slice.granted)
-    // hrtick_start() never programs less than 10 us ("timer DoS").
-    slice_ext_arm_timer(rq, kernel_clock(rq, rq->k->now()) + std::max<sim::Time>(slice_ext_nsec(rq->k), 10000), p);
-  return false;
-}
-
-// __schedule() clears the grant of the task leaving the CPU. The hrtick is cancelled only
-// by hrtick_clear(), which __schedule() calls only with sched_feat(HRTICK) (off by default):
-// otherwise it stays armed and later ticks whichever task is current (task_tick(queued=1)).
-void rfc_schedule_prev(rq* rq, task_struct* prev) {
-  prev->slice.granted = false;
-  if (rq->k->cfg_.feat(__SCHED_FEAT_HRTICK)) rq->k->engine()->cancel(&rq->ex.slice_timer);
-}
-
-void rfc_syscall_enter(rq*, task_struct*, int) {}
-
-// sched_yield() from a granted task calls schedule() directly, not do_sched_yield().
-bool rfc_sched_yield(rq* rq, task_struct* p) { return p->slice.granted; }
-
-// hrtick(): taskshrd_delay_resched_tick() sets NEED_RESCHED on a granted current task,
-// then the class's task_tick(queued = 1).
-void rfc_timer_fn(rq* rq) {
-  task_struct* curr = rq->curr;
-  if (curr->slice.granted) {
-    curr->thread_flags |= TIF_NEED_RESCHED;
-    curr->slice.nr_expired++;
-  }
-  if (!curr->is_idle) {
-    update_rq_clock(rq);
-    curr->sched_class->task_tick(rq, curr, 1);
-  }
-}
-
 }  // namespace
 
 const slice_ext_ops slice_ext_rfc_ops = {
-    "rfc", rfc_delay_resched, rfc_exit_to_user, rfc_schedule_prev,
-    rfc_syscall_enter, rfc_sched_yield, rfc_timer_fn,
+    "rfc", rfc_delay_resched, hrtick_delay_resched_fini, hrtick_delay_schedule_prev,
+    hrtick_delay_syscall_enter, hrtick_delay_sched_yield, hrtick_delay_resched_tick,
 };
 
 }  // namespace kernel

@@ -98,6 +98,20 @@ std::string spawn_hogs(kernel::Kernel& k, int n, int nice, int policy, uint64_t 
   return "";
 }
 
+report::LatencySummary latency_summary(const std::string& name, const sim::Histogram& h) {
+  const sim::Summary& a = h.summary();
+  report::LatencySummary l;
+  l.name = name;
+  l.count = a.count;
+  l.min_ns = a.count ? a.min : 0;
+  l.p50_ns = h.percentile(0.5);
+  l.p99_ns = h.percentile(0.99);
+  l.p999_ns = h.percentile(0.999);
+  l.max_ns = a.count ? a.max : 0;
+  l.mean_ns = a.mean();
+  return l;
+}
+
 int64_t process_run_ns(const kernel::Kernel& k, int tgid) {
   int64_t sum = 0;
   for (const auto& t : k.tasks())

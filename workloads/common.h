@@ -5,6 +5,7 @@
 
 #include "kernel/kernel.h"
 #include "sim/rng.h"
+#include "sim/stats.h"
 #include "user/thread.h"
 #include "workloads/workload.h"
 
@@ -31,6 +32,9 @@ user::Program hog_program(user::Thread& t);
 // Creates `n` hog threads in a new process "hog"; returns "" or an error.
 std::string spawn_hogs(kernel::Kernel& k, int n, int nice, int policy, uint64_t seed,
                        std::vector<std::unique_ptr<user::Thread>>* keep_none = nullptr);
+
+// A latency distribution as the results report it.
+report::LatencySummary latency_summary(const std::string& name, const sim::Histogram& h);
 
 // Sums run time of the threads of process `tgid`.
 int64_t process_run_ns(const kernel::Kernel& k, int tgid);

@@ -13,15 +13,10 @@
 #include "user/slice_ext.h"
 #include "user/sync.h"
 #include "workloads/common.h"
+#include "workloads/lock_common.h"
 
 namespace workloads {
 
-// Defined in locktable.cc, shared by the lock workloads.
-std::string parse_slice_abi(const Params& p, bool with_mode, user::SliceAbi* abi);
-std::string parse_hogs(const Params& p, int nr_cpus, int auto_count, int* hogs);
-void report_lock_metrics(const kernel::Kernel& k, int tgid, sim::Time duration, user::SliceAbi abi,
-                         const std::vector<const user::SliceExtClient*>& clients,
-                         const std::vector<int64_t>& init_ret, report::Results* r);
 
 namespace {
 

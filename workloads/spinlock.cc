@@ -105,16 +105,7 @@ class SpinLockWorkload : public Workload {
       r->metrics.push_back({"slice_ext_grants_seen", static_cast<double>(s_.grants), "",
                             "releases that found the extension granted (and yielded)"});
     }
-    const sim::Summary& a = s_.acquire_ns.summary();
-    report::LatencySummary l;
-    l.name = "acquire";
-    l.count = a.count;
-    l.min_ns = a.count ? a.min : 0;
-    l.p50_ns = s_.acquire_ns.percentile(0.5);
-    l.p99_ns = s_.acquire_ns.percentile(0.99);
-    l.p999_ns = s_.acquire_ns.percentile(0.999);
-    l.max_ns = a.count ? a.max : 0;
-    l.mean_ns = a.mean();
+    const report::LatencySummary l = latency_summary("acquire", s_.acquire_ns);
     r->latencies.push_back(l);
   }
 

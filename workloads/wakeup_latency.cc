@@ -53,16 +53,7 @@ class WakeupLatency : public Workload {
   }
 
   void report(const kernel::Kernel&, sim::Time, report::Results* r) override {
-    const sim::Summary& a = s_.latency.summary();
-    report::LatencySummary l;
-    l.name = "wakeup";
-    l.count = a.count;
-    l.min_ns = a.count ? a.min : 0;
-    l.p50_ns = s_.latency.percentile(0.5);
-    l.p99_ns = s_.latency.percentile(0.99);
-    l.p999_ns = s_.latency.percentile(0.999);
-    l.max_ns = a.count ? a.max : 0;
-    l.mean_ns = a.mean();
+    const report::LatencySummary l = latency_summary("wakeup", s_.latency);
     r->latencies.push_back(l);
     r->metrics.push_back({"wakeup_p50_us", static_cast<double>(l.p50_ns) / 1e3, "us", "median wakeup latency"});
     r->metrics.push_back({"wakeup_p99_us", static_cast<double>(l.p99_ns) / 1e3, "us", "99th percentile wakeup latency"});

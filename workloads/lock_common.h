@@ -1,0 +1,25 @@
+// Pieces the lock workloads (extend-sched2, locktable, oltp) share.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "user/slice_ext.h"
+#include "user/sync.h"
+#include "workloads/common.h"
+
+namespace workloads {
+
+// The extension ABI the clients use: parameter `ext` (none, rfc, rseq2023, mainline), or, if
+// `with_mode` and parameter `mode` is not empty, `mode` 0..3 (extend-sched2's numbering),
+// which wins over `ext`.
+std::string parse_slice_abi(const Params& p, bool with_mode, user::SliceAbi* abi);
+// `hogs`: a count, -1 = one per CPU; `auto_count` is what "auto" means (-1: not accepted).
+std::string parse_hogs(const Params& p, int nr_cpus, int auto_count, int* hogs);
+// Takes `lock` asking for an extension first; the request is withdrawn while spinning.
+user::Task<> lock_extended(user::Thread& t, user::SpinLock* lock, user::SliceExtClient* ext);
+// Lock-holder preemptions, spinning, the hogs' CPU and the extension's counters of `tgid`.
+void report_lock_metrics(const kernel::Kernel& k, int tgid, sim::Time duration, user::SliceAbi abi,
+                         const std::vector<const user::SliceExtClient*>& clients,
+                         const std::vector<int64_t>& init_ret, report::Results* r);
+
+}  // namespace workloads
