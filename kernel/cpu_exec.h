@@ -34,6 +34,7 @@ void tick_nohz_update(rq* rq, bool idle);
 void tick_sched_timer_fn(sim::Timer* t, sim::Time now);
 void ipi_timer_fn(sim::Timer* t, sim::Time now);
 void hrtimer_sleep_fn(sim::Timer* t, sim::Time now);
+void hrtick_timer_fn(sim::Timer* t, sim::Time now);
 // Closes the accounting of `rq` at `end`.
 void cpu_finish(rq* rq, sim::Time end);
 

@@ -53,6 +53,7 @@ Kernel::Kernel(sim::Engine* engine, const hw::Machine& machine, const KernelConf
     ex.tick_timer.fn = tick_sched_timer_fn;
     ex.ipi_timer.fn = ipi_timer_fn;
     ex.slice_timer.fn = slice_ext_timer_fn;
+    ex.hrtick_timer.fn = hrtick_timer_fn;
     rqs_.push_back(std::move(rq));
   }
   nr_idle_cpus = n;

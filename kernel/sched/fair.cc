@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cassert>
 
+#include "kernel/cpu_exec.h"
+
 #include "kernel/kernel.h"
 #include "kernel/sched/sched.h"
 
@@ -292,6 +294,25 @@ static void requeue_delayed_entity(cfs_rq* cfs, sched_entity* se) {
   add_nr_running(rq, 1);
 }
 
+// hrtick_start_fair(): with sched_feat(HRTICK), time the end of curr's slice exactly instead
+// of waiting for a tick: remaining = slice - (runtime since it was picked); already over ->
+// reschedule now; else an hrtimer, never shorter than 10 us (hrtick_start()).
+static void hrtick_start_fair(rq* rq, task_struct* p) {
+  if (!feat(rq, __SCHED_FEAT_HRTICK) || rq->cfs.h_nr_runnable <= 1) return;
+  const s64 ran = static_cast<s64>(p->se.sum_exec_runtime - p->se.prev_sum_exec_runtime);
+  const s64 delta = static_cast<s64>(p->se.slice) - ran;
+  if (delta < 0) {
+    if (p == rq->curr) resched_curr(rq);
+    return;
+  }
+  rq->k->engine()->arm(&rq->ex.hrtick_timer, rq->k->now() + std::max<s64>(delta, 10000));
+}
+
+// hrtick_update(): the number of runnable tasks changed; re-time the running fair task.
+static void hrtick_update(rq* rq) {
+  if (rq->curr->sched_class == &fair_sched_class && !rq->curr->is_idle) hrtick_start_fair(rq, rq->curr);
+}
+
 static void enqueue_task_fair(rq* rq, task_struct* p, int flags) {
   sched_entity* se = &p->se;
   if (flags & ENQUEUE_DELAYED) {
@@ -301,6 +322,7 @@ static void enqueue_task_fair(rq* rq, task_struct* p, int flags) {
   enqueue_entity(&rq->cfs, se, flags);
   rq->cfs.h_nr_runnable++;
   add_nr_running(rq, 1);
+  hrtick_update(rq);
 }
 
 // dequeue_entity(): returns false when DELAY_DEQUEUE keeps an ineligible sleeper queued to
@@ -341,6 +363,7 @@ static bool dequeue_task_fair(rq* rq, task_struct* p, int flags) {
     rq->cfs.h_nr_runnable--;
     sub_nr_running(rq, 1);
   }
+  hrtick_update(rq);
   return true;
 }
 
@@ -382,6 +405,7 @@ static void put_prev_task_fair(rq* rq, task_struct* p) { put_prev_entity(&rq->cf
 
 static void set_next_task_fair(rq* rq, task_struct* p, bool first) {
   set_next_entity(&rq->cfs, &p->se, first);
+  if (first) hrtick_start_fair(rq, p);
 }
 
 // yield_task_fair(): 6.12 pushes the deadline one slice out; 6.18+ forfeits the rest of

@@ -36,6 +36,16 @@ void tick_sched_timer_fn(sim::Timer* t, sim::Time now) {
   irqentry_exit(rq);
 }
 
+// hrtick(): the fair slice ended (sched_feat(HRTICK)); task_tick(queued = 1) reschedules.
+void hrtick_timer_fn(sim::Timer* t, sim::Time now) {
+  rq* rq = static_cast<struct rq*>(t->ctx);
+  irqentry_enter(rq, now);
+  update_rq_clock(rq);
+  task_struct* curr = rq->curr;
+  if (!curr->is_idle) curr->sched_class->task_tick(rq, curr, 1);
+  irqentry_exit(rq);
+}
+
 // hrtimer_wakeup(): a nanosleep timer expires on the CPU that armed it (timer.arg) and
 // wakes the task from that CPU's interrupt.
 void hrtimer_sleep_fn(sim::Timer* t, sim::Time now) {

@@ -168,3 +168,25 @@ TEST(Fair, ABatchWakerNeverPreempts) {
   // It waits for the hog's tick-driven slice end instead (HZ=250: up to a 4 ms tick).
   EXPECT_GT(s.task(sleeper).stats.wait_max_ns, 500 * sim::kNsecPerUsec);
 }
+
+// sched_feat(HRTICK): slices end when they are used up (0.7 ms on one CPU), not at the next
+// tick (4 ms at HZ=250).
+TEST(Fair, WithHrtickSlicesEndOnTimeInsteadOfAtTheTick) {
+  for (bool hrtick : {false, true}) {
+    kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
+    ASSERT_EQ(kernel::set_config_key(&cfg, "sched_feat.HRTICK", hrtick ? "true" : "false"), "");
+    Sim s(flat_machine(1), cfg);
+    const int a = s.spawn(pinned(0), hog);
+    const int b = s.spawn(pinned(0), hog);
+    s.run(sim::kNsecPerSec);
+    const uint64_t switches = s.task(a).stats.nr_switches_involuntary;
+    if (hrtick) {
+      EXPECT_GT(switches, 600u);  // ~1 s / (2 x 0.7 ms)
+      EXPECT_LT(switches, 760u);
+    } else {
+      EXPECT_NEAR(static_cast<double>(switches), 125.0, 3.0);  // every 4 ms tick, alternating
+    }
+    EXPECT_NEAR(share(s, a, b), 0.5, 0.01);
+    testing_support::check_invariants(*s.k, sim::kNsecPerSec);
+  }
+}
