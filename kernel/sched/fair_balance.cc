@@ -149,10 +149,8 @@ int find_idlest_cpu(Kernel* k, task_struct* p, int cpu) {
   std::vector<int> span;
   for (int c = 0; c < k->nr_cpus(); ++c) span.push_back(c);
   for (int level = static_cast<int>(rq->sd.size()) - 1; level >= 0; --level) {
-    const sched_domain& sd = rq->sd[level];
-    // Groups of this level as seen from any CPU in `span`: use the first CPU's domain.
+    // Groups of this level as seen from the CPUs still in `span` (all have the same domains).
     const sched_domain& here = k->rq_of(span.front())->sd[level];
-    (void)sd;
     const std::vector<int>* best = nullptr;
     long best_idle = -1, best_nr = LONG_MAX;
     for (const auto& g : here.groups) {

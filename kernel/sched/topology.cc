@@ -67,12 +67,9 @@ void build_sched_domains(Kernel* k) {
       sd.name = l.name;
       sd.level = static_cast<int>(rq->sd.size());
       sd.span_weight = static_cast<int>(span.size());
+      // Groups are the spans of the child level (cores, LLCs, sockets); a degenerate child
+      // level gives the same groups as the one below it.
       sd.groups = groups_of(span, *l.child);
-      // A child level may itself have been degenerate: regroup by the nearest real child.
-      if (!rq->sd.empty()) {
-        const auto& child_span = rq->sd.back().span;
-        (void)child_span;
-      }
       sd.span = std::move(span);
       sd.imbalance_pct = l.imbalance_pct;
       sd.cache_nice_tries = l.cache_nice_tries;
