@@ -233,7 +233,13 @@ int do_list(const std::string& what) {
                "  preempt          none | voluntary | full | lazy (default per version)\n"
                "  base_slice_ns    normalized base slice (default 750000 in 6.12, else 700000)\n"
                "  nohz_idle        true | false (default true)\n"
-               "  migration_cost_ns, rr_timeslice_ms\n";
+               "  migration_cost_ns, rr_timeslice_ms\n"
+               "  slice_ext        none | rfc | rseq2023 | mainline (default: the workload's ext)\n"
+               "  slice_ext.nsec   grant length (default 50us rfc/rseq2023, 5us mainline: 5..50us)\n"
+               "  slice_ext.tick, slice_ext.fair_only, slice_ext.no_defer_rt, slice_ext.lazy_remote\n"
+               "                   true | false: the review's policy switches (default false)\n"
+               "  slice_ext.rseq_miss  probability the rseq page is not resident (default 0)\n"
+               "  slice_ext.page_limit [task_shared] pages per process (default 0 = no limit)\n";
   const kernel::KernelConfig d = kernel::default_config(kernel::KernelVersion::V7_0);
   for (int i = 0; i < kernel::nr_sched_feats(); ++i)
     std::cout << fmt::format("  sched_feat.{:<20} {}\n", kernel::sched_feat_name(i),
