@@ -63,19 +63,38 @@ void Engine::pop() {
 
 void Engine::sift_down(size_t i) {
   const Entry e = heap_[i];
+  const unsigned __int128 er = rank(e);
   const size_t n = heap_.size();
+  Entry* h = heap_.data();
   for (;;) {
-    size_t first = i * kArity + 1;
+    const size_t first = i * kArity + 1;
     if (first >= n) break;
     size_t best = first;
-    size_t end = std::min(first + kArity, n);
-    for (size_t c = first + 1; c < end; ++c)
-      if (before(heap_[c], heap_[best])) best = c;
-    if (!before(heap_[best], e)) break;
-    heap_[i] = heap_[best];
+    unsigned __int128 br = rank(h[first]);
+    if (first + kArity <= n) {
+      // All four children exist: pick the least without branching on the data.
+      const unsigned __int128 r1 = rank(h[first + 1]), r2 = rank(h[first + 2]),
+                              r3 = rank(h[first + 3]);
+      const bool a = r1 < br;
+      best = a ? first + 1 : best;
+      br = a ? r1 : br;
+      const bool b = r3 < r2;
+      const size_t b_idx = b ? first + 3 : first + 2;
+      const unsigned __int128 b_r = b ? r3 : r2;
+      const bool c = b_r < br;
+      best = c ? b_idx : best;
+      br = c ? b_r : br;
+    } else {
+      for (size_t c = first + 1; c < n; ++c) {
+        const unsigned __int128 r = rank(h[c]);
+        if (r < br) best = c, br = r;
+      }
+    }
+    if (!(br < er)) break;
+    h[i] = h[best];
     i = best;
   }
-  heap_[i] = e;
+  h[i] = e;
 }
 
 // Drops stale entries once they outnumber live ones, in place (no allocation), then
