@@ -171,14 +171,8 @@ class ExtendSched2 : public Workload {
     add("avg_blocks", static_cast<double>(blocks) / n, "", "lost exchanges per thread");
     add("starved_threads", static_cast<double>(starved), "",
         "threads that never completed a critical section (their wait is in no total)");
-    std::vector<const user::SliceExtClient*> ext;
-    std::vector<int64_t> init_ret;
-    for (const auto& w : workers_) {
-      ext.push_back(&w->ext);
-      init_ret.push_back(w->init_ret);
-    }
     for (const std::string& s : notices_) r->notices.push_back(s);
-    report_lock_metrics(k, tgid_, duration, abi_, ext, init_ret, r);
+    report_client_lock_metrics(k, tgid_, duration, abi_, workers_, r);
 
     // The original's printout. The averages are integer divisions, as its longs.
     const uint64_t nt = std::max<uint64_t>(1, workers_.size());

@@ -17,9 +17,29 @@ std::string parse_slice_abi(const Params& p, bool with_mode, user::SliceAbi* abi
 std::string parse_hogs(const Params& p, int nr_cpus, int auto_count, int* hogs);
 // Takes `lock` asking for an extension first; the request is withdrawn while spinning.
 user::Task<> lock_extended(user::Thread& t, user::SpinLock* lock, user::SliceExtClient* ext);
+// A client thread's extension state: its protocol client and what its init() returned.
+struct LockClient {
+  explicit LockClient(user::SliceAbi abi) : ext(abi) {}
+  user::SliceExtClient ext;
+  int64_t init_ret = 0;
+};
+
 // Lock-holder preemptions, spinning, the hogs' CPU and the extension's counters of `tgid`.
 void report_lock_metrics(const kernel::Kernel& k, int tgid, sim::Time duration, user::SliceAbi abi,
                          const std::vector<const user::SliceExtClient*>& clients,
                          const std::vector<int64_t>& init_ret, report::Results* r);
+
+// The same, for a workload's clients (any objects with `ext` and `init_ret`, by pointer).
+template <class Clients>
+void report_client_lock_metrics(const kernel::Kernel& k, int tgid, sim::Time duration,
+                                user::SliceAbi abi, const Clients& clients, report::Results* r) {
+  std::vector<const user::SliceExtClient*> ext;
+  std::vector<int64_t> init_ret;
+  for (const auto& c : clients) {
+    ext.push_back(&c->ext);
+    init_ret.push_back(c->init_ret);
+  }
+  report_lock_metrics(k, tgid, duration, abi, ext, init_ret, r);
+}
 
 }  // namespace workloads

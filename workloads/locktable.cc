@@ -31,11 +31,7 @@ int scaled(int n, int cpus) {
   return std::max(1, static_cast<int>(std::lround(static_cast<double>(n) * cpus / kGenoaCpus)));
 }
 
-struct Client {
-  explicit Client(user::SliceAbi abi) : ext(abi) {}
-  user::SliceExtClient ext;
-  int64_t init_ret = 0;
-};
+using Client = LockClient;
 
 struct Shared {
   std::vector<user::SpinLock> locks;
@@ -111,13 +107,7 @@ class LockTable : public Workload {
     r->notices.push_back(summary_);
     r->metrics.push_back({"sql_executions_per_second", static_cast<double>(s_.executions) / secs,
                           "1/s", "client loops completed (query + critical section)"});
-    std::vector<const user::SliceExtClient*> ext;
-    std::vector<int64_t> init_ret;
-    for (const auto& c : clients_) {
-      ext.push_back(&c->ext);
-      init_ret.push_back(c->init_ret);
-    }
-    report_lock_metrics(k, tgid_, duration, abi_, ext, init_ret, r);
+    report_client_lock_metrics(k, tgid_, duration, abi_, clients_, r);
     r->latencies.push_back(latency_summary("acquire", s_.acquire_ns));
     r->latencies.push_back(latency_summary("hold", s_.hold_ns));
   }

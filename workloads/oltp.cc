@@ -18,11 +18,7 @@ namespace workloads {
 
 namespace {
 
-struct Client {
-  explicit Client(user::SliceAbi abi) : ext(abi) {}
-  user::SliceExtClient ext;
-  int64_t init_ret = 0;
-};
+using Client = LockClient;
 
 struct Shared {
   std::vector<user::SpinLock> latches;
@@ -104,13 +100,7 @@ class Oltp : public Workload {
     r->notices.push_back(summary_);
     r->metrics.push_back({"transactions_per_second", static_cast<double>(s_.transactions) / secs,
                           "1/s", "transactions completed (all steps done)"});
-    std::vector<const user::SliceExtClient*> ext;
-    std::vector<int64_t> init_ret;
-    for (const auto& c : clients_) {
-      ext.push_back(&c->ext);
-      init_ret.push_back(c->init_ret);
-    }
-    report_lock_metrics(k, tgid_, duration, abi_, ext, init_ret, r);
+    report_client_lock_metrics(k, tgid_, duration, abi_, clients_, r);
     r->latencies.push_back(latency_summary("transaction", s_.transaction_ns));
     r->latencies.push_back(latency_summary("acquire", s_.acquire_ns));
   }
