@@ -1,4 +1,4 @@
-// The engine's event loop: a 4-ary heap of small POD entries with lazy cancellation.
+// The engine's event loop: a multi-level radix heap of small POD entries with lazy cancellation.
 #include "sim/engine.h"
 
 #include <algorithm>
@@ -6,11 +6,7 @@
 
 namespace sim {
 
-namespace {
-constexpr size_t kArity = 4;
-}
-
-Engine::Engine() { heap_.reserve(4096); }
+Engine::Engine() { entries_.reserve(4096); }
 
 void Engine::enqueue(Timer* t, Time when) {
   if (t->id == 0) {
@@ -19,7 +15,17 @@ void Engine::enqueue(Timer* t, Time when) {
     timers_.push_back(t);
   }
   t->qseq = seq_++;
-  push(Entry{when, t->qseq << kIdBits | t->id});
+  uint32_t i = free_;
+  if (i != kNil) {
+    free_ = entries_[i].next;
+  } else {
+    i = static_cast<uint32_t>(entries_.size());
+    entries_.push_back(Entry{});
+  }
+  entries_[i].when = when;
+  entries_[i].key = t->qseq << kIdBits | t->id;
+  place(i);
+  if (++size_ > max_queued_) max_queued_ = size_;
 }
 
 void Engine::arm(Timer* t, Time when) {
@@ -40,85 +46,102 @@ void Engine::cancel(Timer* t) {
   ++stale_;
 }
 
-void Engine::push(const Entry& e) {
-  heap_.push_back(e);
-  if (heap_.size() > max_queued_) max_queued_ = heap_.size();
-  size_t i = heap_.size() - 1;
-  while (i > 0) {
-    size_t parent = (i - 1) / kArity;
-    if (!before(e, heap_[parent])) break;
-    heap_[i] = heap_[parent];
-    i = parent;
+void Engine::place(uint32_t i) {
+  const Time when = entries_[i].when;
+  const uint64_t x = static_cast<uint64_t>(when ^ last_);
+  if (x == 0) {
+    append(&now_q_, i);
+    return;
   }
-  heap_[i] = e;
+  const int level = (63 - __builtin_clzll(x)) / kDigitBits;
+  const int digit =
+      static_cast<int>((static_cast<uint64_t>(when) >> (level * kDigitBits)) & (kDigits - 1));
+  append(&buckets_[level][digit], i);
+  digit_mask_[level][digit / 64] |= uint64_t{1} << (digit % 64);
+  word_mask_[level] |= 1u << (digit / 64);
+  level_mask_ |= 1u << level;
 }
 
-void Engine::pop() {
-  const Entry last = heap_.back();
-  heap_.pop_back();
-  if (heap_.empty()) return;
-  heap_[0] = last;
-  sift_down(0);
-}
-
-void Engine::sift_down(size_t i) {
-  const Entry e = heap_[i];
-  const unsigned __int128 er = rank(e);
-  const size_t n = heap_.size();
-  Entry* h = heap_.data();
-  for (;;) {
-    const size_t first = i * kArity + 1;
-    if (first >= n) break;
-    size_t best = first;
-    unsigned __int128 br = rank(h[first]);
-    if (first + kArity <= n) {
-      // All four children exist: pick the least without branching on the data.
-      const unsigned __int128 r1 = rank(h[first + 1]), r2 = rank(h[first + 2]),
-                              r3 = rank(h[first + 3]);
-      const bool a = r1 < br;
-      best = a ? first + 1 : best;
-      br = a ? r1 : br;
-      const bool b = r3 < r2;
-      const size_t b_idx = b ? first + 3 : first + 2;
-      const unsigned __int128 b_r = b ? r3 : r2;
-      const bool c = b_r < br;
-      best = c ? b_idx : best;
-      br = c ? b_r : br;
-    } else {
-      for (size_t c = first + 1; c < n; ++c) {
-        const unsigned __int128 r = rank(h[c]);
-        if (r < br) best = c, br = r;
-      }
-    }
-    if (!(br < er)) break;
-    h[i] = h[best];
-    i = best;
+bool Engine::settle(Time end) {
+  if (!now_q_.empty()) return last_ <= end;
+  if (level_mask_ == 0) return false;
+  const int level = __builtin_ctz(level_mask_);
+  const int word = __builtin_ctz(word_mask_[level]);
+  const int digit = word * 64 + __builtin_ctzll(digit_mask_[level][word]);
+  List& src = buckets_[level][digit];
+  Time least;
+  if (level == 0) {  // all of bucket [0][d] is at one time
+    least = (last_ & ~static_cast<Time>(kDigits - 1)) | digit;
+  } else {
+    least = entries_[src.head].when;
+    for (uint32_t i = entries_[src.head].next; i != kNil; i = entries_[i].next)
+      least = std::min(least, entries_[i].when);
   }
-  h[i] = e;
+  if (least > end) return false;
+  // Every entry of the bucket agrees with `least` above digit `level`, so each moves to a
+  // lower level or to now_q_ (those at `least`), in the order they were queued.
+  last_ = least;
+  digit_mask_[level][word] &= ~(uint64_t{1} << (digit % 64));
+  if (digit_mask_[level][word] == 0) {
+    word_mask_[level] &= ~(1u << word);
+    if (word_mask_[level] == 0) level_mask_ &= ~(1u << level);
+  }
+  uint32_t i = src.head;
+  src = List{};
+  while (i != kNil) {
+    const uint32_t next = entries_[i].next;
+    place(i);
+    i = next;
+  }
+  return true;
 }
 
-// Drops stale entries once they outnumber live ones, in place (no allocation), then
-// re-heapifies. Sequence numbers are kept, so the order of events is unchanged.
+// Drops stale entries once they outnumber live ones. Each list keeps its order, so the
+// order of events is unchanged.
 void Engine::compact() {
-  size_t w = 0;
-  for (const Entry& e : heap_) {
-    const Timer* t = timer_of(e);
-    if (t->armed && t->qseq == seq_of(e)) heap_[w++] = e;
+  auto filter = [&](List* l) {
+    uint32_t i = l->head;
+    *l = List{};
+    while (i != kNil) {
+      const uint32_t next = entries_[i].next;
+      if (live(entries_[i])) {
+        append(l, i);
+      } else {
+        entries_[i].next = free_;
+        free_ = i;
+        --size_;
+      }
+      i = next;
+    }
+    return !l->empty();
+  };
+  filter(&now_q_);
+  level_mask_ = 0;
+  for (int l = 0; l < kLevels; ++l) {
+    word_mask_[l] = 0;
+    for (int w = 0; w < kWords; ++w) {
+      digit_mask_[l][w] = 0;
+      for (int d = w * 64; d < w * 64 + 64; ++d)
+        if (filter(&buckets_[l][d])) digit_mask_[l][w] |= uint64_t{1} << (d % 64);
+      if (digit_mask_[l][w]) word_mask_[l] |= 1u << w;
+    }
+    if (word_mask_[l]) level_mask_ |= 1u << l;
   }
-  heap_.resize(w);
-  if (w > 1)
-    for (size_t i = (w - 2) / kArity + 1; i-- > 0;) sift_down(i);
   stale_ = 0;
 }
 
 bool Engine::run_until(Time end) {
   stopped_ = false;
-  while (!heap_.empty()) {
-    if (stale_ > 1024 && stale_ > heap_.size() / 2) compact();
-    if (heap_.empty()) break;
-    const Entry e = heap_.front();
-    if (e.when > end) break;
-    pop();
+  for (;;) {
+    if (stale_ > 1024 && stale_ > size_ / 2) compact();
+    if (!settle(end)) break;
+    const uint32_t i = now_q_.head;
+    const Entry e = entries_[i];
+    now_q_.head = e.next;
+    if (e.next == kNil) now_q_.tail = kNil;
+    entries_[i].next = free_;
+    free_ = i;
+    --size_;
     Timer* t = timer_of(e);
     if (!t->armed || t->qseq != seq_of(e)) {
       if (stale_ > 0) --stale_;

@@ -52,28 +52,58 @@ class Engine {
   // pushed back (deferred). For benchmarks.
   uint64_t entries_skipped() const { return skipped_; }
   size_t max_queued() const { return max_queued_; }
-  size_t queued() const { return heap_.size(); }
+  size_t queued() const { return size_; }
 
  private:
-  // 16 bytes, so a node's 4 children share one cache line: the sequence number in the high
-  // bits of `key` orders equal times, the timer's index is in the low bits.
+  // A queued arming of a timer: its time and (insertion sequence << kIdBits | timer id),
+  // linked into one list of the queue. Equal times fire in sequence order.
   static constexpr int kIdBits = 22;
+  static constexpr uint32_t kNil = UINT32_MAX;
   struct Entry {
     Time when;
-    uint64_t key;  // seq << kIdBits | timer id
+    uint64_t key;
+    uint32_t next;  // index of the next entry of the same list, or kNil
   };
-  // (when, key) as one unsigned 128-bit number (times are >= 0): one comparison the
-  // compiler can turn into flag arithmetic and conditional moves, no data-dependent branch.
-  static unsigned __int128 rank(const Entry& e) {
-    return (static_cast<unsigned __int128>(static_cast<uint64_t>(e.when)) << 64) | e.key;
-  }
-  static bool before(const Entry& a, const Entry& b) { return rank(a) < rank(b); }
+  // A FIFO list of entries, by index into entries_.
+  struct List {
+    uint32_t head = kNil, tail = kNil;
+    bool empty() const { return head == kNil; }
+  };
+  // The queue is a multi-level radix heap, in effect a hierarchical timing wheel that
+  // never cascades on a clock: simulated time never goes back, so an entry can be filed by
+  // where its time first differs from `last_`, the time of the last entry taken off. Times
+  // are read as 8-bit digits. `now_q_` holds the entries at exactly `last_`; bucket [l][d]
+  // those whose highest digit differing from `last_` is digit l and is d there. Every entry
+  // of a lower level, and of a lower digit within a level, is earlier than every entry of a
+  // higher one. Taking the least entry relinks the first non-empty bucket into lower ones
+  // (an entry moves at most once per level: twice for 16 ms ahead). Lists stay in
+  // sequence order (appends come in sequence order, and a bucket is refilled only when it
+  // and every lower one are empty), so equal times keep insertion order. Entries live in
+  // one pool with a free list, so the queue allocates only when it grows past its peak.
+  static constexpr int kDigitBits = 8;
+  static constexpr int kDigits = 1 << kDigitBits;
+  static constexpr int kWords = kDigits / 64;                          // of a digit mask
+  static constexpr int kLevels = (63 + kDigitBits - 1) / kDigitBits;  // times are >= 0
   Timer* timer_of(const Entry& e) const { return timers_[e.key & ((1u << kIdBits) - 1)]; }
   static uint64_t seq_of(const Entry& e) { return e.key >> kIdBits; }
+  bool live(const Entry& e) const {
+    const Timer* t = timer_of(e);
+    return t->armed && t->qseq == seq_of(e);
+  }
   void enqueue(Timer* t, Time when);
-  void push(const Entry& e);
-  void pop();
-  void sift_down(size_t i);
+  void append(List* l, uint32_t i) {
+    entries_[i].next = kNil;
+    if (l->tail == kNil)
+      l->head = i;
+    else
+      entries_[l->tail].next = i;
+    l->tail = i;
+  }
+  // Files entry i by how its time differs from last_.
+  void place(uint32_t i);
+  // Makes now_q_ hold the earliest entries, unless the queue is empty or they are due
+  // after `end` (then returns false and changes nothing).
+  bool settle(Time end);
   void compact();
 
   Time now_ = 0;
@@ -83,7 +113,17 @@ class Engine {
   size_t max_queued_ = 0;
   size_t stale_ = 0;  // entries whose timer was re-armed or cancelled since
   bool stopped_ = false;
-  std::vector<Entry> heap_;  // 4-ary min-heap on (when, seq)
+  Time last_ = 0;           // time of the last entry taken off; <= every queued time
+  size_t size_ = 0;         // entries queued
+  List now_q_;              // entries at last_, in sequence order
+  // Which buckets have entries: bit d%64 of digit_mask_[l][d/64] for bucket [l][d], with
+  // summaries of the non-zero words per level and of the non-empty levels.
+  uint32_t level_mask_ = 0;
+  uint32_t word_mask_[kLevels] = {};
+  uint64_t digit_mask_[kLevels][kWords] = {};
+  List buckets_[kLevels][kDigits];
+  std::vector<Entry> entries_;  // the pool
+  uint32_t free_ = kNil;        // free list through Entry::next
   std::vector<Timer*> timers_{nullptr};  // by id; id 0 unused
 };
 
