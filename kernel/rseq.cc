@@ -16,7 +16,7 @@ void rseq_reset(Kernel* k, task_struct* p) {
   p->slice.granted = p->slice.enabled = p->slice.yielded = p->slice.syscall_work = false;
   if (!rs) return;
   rs->slice_request = rs->slice_granted = 0;
-  rs->flags = k->cfg_.slice_ext.abi == SliceExtAbi::Mainline ? RSEQ_CS_FLAG_SLICE_EXT_AVAILABLE : 0;
+  rs->flags = k->cfg_.slice_ext.abi == SliceExtAbi::Mainline ? unsigned{RSEQ_CS_FLAG_SLICE_EXT_AVAILABLE} : 0u;
 }
 
 // task_getshared(option, flags, uaddr): arg[0] option, arg[1] flags (unused), arg[2] the
@@ -58,7 +58,7 @@ int64_t sys_prctl(rq* rq, task_struct* p, const UserAction& a) {
   const bool on = a.arg[2] & PR_RSEQ_SLICE_EXT_ENABLE;
   if (on == p->slice.enabled) return 0;
   p->slice.enabled = on;
-  rs->flags = RSEQ_CS_FLAG_SLICE_EXT_AVAILABLE | (on ? RSEQ_CS_FLAG_SLICE_EXT_ENABLED : 0);
+  rs->flags = RSEQ_CS_FLAG_SLICE_EXT_AVAILABLE | (on ? unsigned{RSEQ_CS_FLAG_SLICE_EXT_ENABLED} : 0u);
   return 0;
 }
 

@@ -8,6 +8,22 @@ namespace sim {
 
 Engine::Engine() { entries_.reserve(4096); }
 
+inline void Engine::place(uint32_t i) {
+  const Time when = entries_[i].when;
+  const uint64_t x = static_cast<uint64_t>(when ^ last_);
+  if (x == 0) {
+    append(&now_q_, i);
+    return;
+  }
+  const unsigned level = (63u - static_cast<unsigned>(__builtin_clzll(x))) / kDigitBits;
+  const unsigned digit =
+      static_cast<unsigned>(static_cast<uint64_t>(when) >> (level * kDigitBits)) & (kDigits - 1);
+  append(&buckets_[level][digit], i);
+  digit_mask_[level][digit / 64] |= uint64_t{1} << (digit % 64);
+  word_mask_[level] |= 1u << (digit / 64);
+  level_mask_ |= 1u << level;
+}
+
 void Engine::enqueue(Timer* t, Time when) {
   if (t->id == 0) {
     t->id = static_cast<uint32_t>(timers_.size());
@@ -46,22 +62,6 @@ void Engine::cancel(Timer* t) {
   ++stale_;
 }
 
-void Engine::place(uint32_t i) {
-  const Time when = entries_[i].when;
-  const uint64_t x = static_cast<uint64_t>(when ^ last_);
-  if (x == 0) {
-    append(&now_q_, i);
-    return;
-  }
-  const int level = (63 - __builtin_clzll(x)) / kDigitBits;
-  const int digit =
-      static_cast<int>((static_cast<uint64_t>(when) >> (level * kDigitBits)) & (kDigits - 1));
-  append(&buckets_[level][digit], i);
-  digit_mask_[level][digit / 64] |= uint64_t{1} << (digit % 64);
-  word_mask_[level] |= 1u << (digit / 64);
-  level_mask_ |= 1u << level;
-}
-
 bool Engine::settle(Time end) {
   if (!now_q_.empty()) return last_ <= end;
   if (level_mask_ == 0) return false;
@@ -70,7 +70,9 @@ bool Engine::settle(Time end) {
   const int digit = word * 64 + __builtin_ctzll(digit_mask_[level][word]);
   List& src = buckets_[level][digit];
   Time least;
-  if (level == 0) {  // all of bucket [0][d] is at one time
+  if (src.head == src.tail) {  // one entry (the common case near the front): no scan
+    least = entries_[src.head].when;
+  } else if (level == 0) {  // all of bucket [0][d] is at one time
     least = (last_ & ~static_cast<Time>(kDigits - 1)) | digit;
   } else {
     least = entries_[src.head].when;
@@ -156,6 +158,7 @@ bool Engine::run_until(Time end) {
     t->armed = false;
     now_ = e.when;
     ++fired_;
+    prefetch_next();
     t->fn(t, now_);
     if (stopped_) return false;
   }

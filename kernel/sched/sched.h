@@ -133,47 +133,47 @@ struct slice_ext_task {
 struct mm_struct;
 
 struct task_struct {
-  Kernel* kern = nullptr;
-  mm_struct* mm = nullptr;
-  int pid = 0;
-  int tgid = 0;
-  unsigned __state = 0;              // TASK_RUNNING (0) or TASK_INTERRUPTIBLE
-  std::string comm;
-  int policy = SCHED_NORMAL;
-  int nice = 0;
-  int rt_priority = 0;
-  int prio = DEFAULT_PRIO;           // effective: 99 - rt_priority for RT, 120 + nice for fair
-  const struct sched_class* sched_class = nullptr;
-  sched_entity se;
-  sched_rt_entity rt;
-  unsigned thread_flags = 0;         // TIF_*
-  int cpu = 0;                       // task_cpu(): the rq it is on or last ran on
+  // Fields are ordered hot first: the per-event paths (program steps, accounting, the
+  // tick) read the simulated CPU state, flags, se and the run/wait statistics.
+  // Simulated CPU state of this task (valid when it is not running user code).
+  ExecKind exec = ExecKind::Start;
   bool on_cpu = false;
   bool on_rq = false;                // TASK_ON_RQ_QUEUED (includes sched_delayed)
   bool is_idle = false;              // the per-CPU idle task (swapper)
-  bool exited = false;
-  std::vector<uint8_t> cpus_mask;    // allowed CPUs (1 = allowed)
-  int nr_cpus_allowed = 0;
-  int recent_used_cpu = -1;
-  int last_wakee_pid = -1;
-  unsigned wakee_flips = 0;
-  u64 wakee_flip_decay_ts = 0;
-
-  // Simulated CPU state of this task (valid when it is not running user code).
-  ExecKind exec = ExecKind::Start;
+  unsigned thread_flags = 0;         // TIF_*
+  int cpu = 0;                       // task_cpu(): the rq it is on or last ran on
+  unsigned __state = 0;              // TASK_RUNNING (0) or TASK_INTERRUPTIBLE
   s64 exec_remaining_ns = 0;
+  UserContext* user = nullptr;       // the program (owned by Kernel)
+  Kernel* kern = nullptr;
+  const struct sched_class* sched_class = nullptr;
   UserWord* spin_word = nullptr;
   int64_t spin_val = 0;
   task_struct* spin_next = nullptr;  // intrusive list of spinners on spin_word
   task_struct* spin_prev = nullptr;
   int64_t syscall_ret = 0;
-  UserContext* user = nullptr;       // the program (owned by Kernel)
+  task_stats stats;
+  sched_entity se;
+  sched_rt_entity rt;
+  int policy = SCHED_NORMAL;
+  int nice = 0;
+  int rt_priority = 0;
+  int prio = DEFAULT_PRIO;           // effective: 99 - rt_priority for RT, 120 + nice for fair
+  int recent_used_cpu = -1;
+  int last_wakee_pid = -1;
+  unsigned wakee_flips = 0;
+  u64 wakee_flip_decay_ts = 0;
+  slice_ext_task slice;
+  mm_struct* mm = nullptr;
+  int pid = 0;
+  int tgid = 0;
+  bool exited = false;
+  int nr_cpus_allowed = 0;
+  std::vector<uint8_t> cpus_mask;    // allowed CPUs (1 = allowed)
+  std::string comm;
   sim::Timer sleep_timer;            // hrtimer of nanosleep
   task_struct* futex_next = nullptr; // futex wait queue link
   UserWord* futex_word = nullptr;
-
-  task_stats stats;
-  slice_ext_task slice;
   UserAction pending_syscall;        // valid iff exec == SyscallEntry
 };
 
@@ -194,10 +194,10 @@ struct cfs_rq {
 };
 
 struct rt_rq {
-  std::array<std::vector<task_struct*>, MAX_RT_PRIO> queue;  // FIFO per prio; curr stays queued
-  std::array<uint64_t, 2> bitmap{};
   unsigned rt_nr_running = 0;
   int highest_prio = MAX_RT_PRIO;
+  std::array<uint64_t, 2> bitmap{};
+  std::array<std::vector<task_struct*>, MAX_RT_PRIO> queue;  // FIFO per prio; curr stays queued
 };
 
 // struct sched_class: the operations of one scheduling class, in priority order rt > fair > idle.

@@ -81,7 +81,9 @@ inline void check_invariants(const kernel::Kernel& k, sim::Time elapsed) {
     }
     EXPECT_LE(current_on, 1) << "pid " << t->pid;
     EXPECT_LE(queued_on, 1) << "pid " << t->pid;
-    if (current_on && t->sched_class != &kernel::rt_sched_class) EXPECT_EQ(queued_on, 0);
+    if (current_on && t->sched_class != &kernel::rt_sched_class) {
+      EXPECT_EQ(queued_on, 0);
+    }
   }
   EXPECT_EQ(task_run, busy);
 }
