@@ -273,13 +273,16 @@ int do_bench(const std::string& json, const std::string& duration,
   const double eps = static_cast<double>(r.events) / wall;
   const double ratio = static_cast<double>(e.duration_ns) / 1e9 / wall;
   std::cout << fmt::format(
-      "bench: genoa (384 CPUs), spinlock 300 clients / 30 locks + 400 hogs, HZ=250{}, {:.1f} s simulated\n"
+      "bench: {} ({} CPUs), spinlock 300 clients / 30 locks + 400 hogs, HZ=250{}, {:.1f} s simulated\n"
       "  events                {}\n  wall seconds          {:.3f}\n"
       "  events/s              {:.0f}\n  simulated s / wall s  {:.3f}\n",
-      extra, static_cast<double>(e.duration_ns) / 1e9, r.events, wall, eps, ratio);
+      r.machine, r.cpus, extra, static_cast<double>(e.duration_ns) / 1e9, r.events, wall, eps,
+      ratio);
   if (!json.empty()) {
     nlohmann::ordered_json j;
     j["scenario"] = "genoa spinlock threads=300 locks=30 hogs=400 hz=250" + extra;
+    j["machine"] = r.machine;
+    j["cpus"] = r.cpus;
     j["simulated_seconds"] = static_cast<double>(e.duration_ns) / 1e9;
     j["events"] = r.events;
     j["wall_seconds"] = wall;
