@@ -57,6 +57,7 @@ Kernel::Kernel(sim::Engine* engine, const hw::Machine& machine, const KernelConf
     rqs_.push_back(std::move(rq));
   }
   nr_idle_cpus = n;
+  lb_view.assign(static_cast<size_t>(n), lb_cpu{});
   balance_scratch.reserve(256);
   build_sched_domains(this);
 }

@@ -43,14 +43,17 @@ bool cpus_share_cache(Kernel* k, int a, int b) {
 bool task_allowed_on(const task_struct* p, int cpu) { return p->cpus_mask[cpu] != 0; }
 
 // available_idle_cpu(): idle with nothing queued and no wakeup pending for it.
+// (rq->curr == rq->idle && rq->nr_running == 0 && rq->ex.wake_list.empty(), read from
+// k->lb_view.)
 bool available_idle_cpu(Kernel* k, int cpu) {
-  rq* rq = k->rq_of(cpu);
-  return rq->curr == rq->idle && rq->nr_running == 0 && rq->ex.wake_list.empty();
+  const Kernel::lb_cpu& v = k->lb_view[cpu];
+  return v.curr_idle && v.nr_running == 0 && !v.wake_pending;
 }
 
 void add_nr_running(rq* rq, unsigned n) {
   const unsigned before = rq->nr_running;
   rq->nr_running += n;
+  rq->k->lb_view[rq->cpu].nr_running = rq->nr_running;
   if (before < 2 && rq->nr_running >= 2) rq->k->nr_overloaded++;
 }
 
@@ -58,6 +61,7 @@ void sub_nr_running(rq* rq, unsigned n) {
   assert(rq->nr_running >= n);
   const unsigned before = rq->nr_running;
   rq->nr_running -= n;
+  rq->k->lb_view[rq->cpu].nr_running = rq->nr_running;
   if (before >= 2 && rq->nr_running < 2) rq->k->nr_overloaded--;
 }
 
@@ -156,6 +160,7 @@ void sched_ttwu_pending(rq* rq) {
   std::vector<task_struct*>& list = rq->ex.wake_list;
   for (size_t i = 0; i < list.size(); ++i) ttwu_do_activate(rq, list[i], WF_TTWU);
   list.clear();
+  rq->k->lb_view[rq->cpu].wake_pending = false;
 }
 
 // try_to_wake_up(): runs on the waker's CPU (k->current_cpu()).
@@ -201,6 +206,7 @@ bool try_to_wake_up(Kernel* k, task_struct* p, int wake_flags) {
     rq* target = k->rq_of(cpu);
     p->__state = TASK_WAKING;  // a second wakeup finds it pending
     target->ex.wake_list.push_back(p);
+    k->lb_view[cpu].wake_pending = true;
     smp_send_ipi(k, cpu, IPI_CALL_FUNC);
     return true;
   }
@@ -272,6 +278,7 @@ void __schedule(rq* rq, bool preempt) {
   prev->on_cpu = false;
   next->on_cpu = true;
   rq->curr = next;
+  k->lb_view[rq->cpu].curr_idle = next->is_idle;
   cpu_switch(rq, prev, next, k->now());
   cpu_charge(rq, k->machine_.costs.context_switch_ns);
 }

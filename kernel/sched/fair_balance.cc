@@ -221,10 +221,10 @@ struct sg_lb_stats {
 sg_lb_stats group_stats(Kernel* k, const std::vector<int>& g) {
   sg_lb_stats s;
   for (int c : g) {
-    rq* rq = k->rq_of(c);
-    s.nr_running += rq->nr_running;
-    s.load += rq->cfs.load;
-    s.idle_cpus += available_idle_cpu(k, c) ? 1 : 0;
+    const Kernel::lb_cpu& v = k->lb_view[c];
+    s.nr_running += v.nr_running;
+    s.load += v.load;
+    s.idle_cpus += v.curr_idle && v.nr_running == 0 && !v.wake_pending ? 1 : 0;  // available_idle_cpu
     s.weight++;
   }
   if (s.nr_running > s.weight)

@@ -59,9 +59,23 @@ struct Sim {
   std::list<std::function<user::Program(user::Thread&)>> programs;
 };
 
+// The packed per-CPU view that load balancing reads (Kernel::lb_view) equals the runqueues.
+inline void check_lb_view(const kernel::Kernel& k) {
+  for (int c = 0; c < k.nr_cpus(); ++c) {
+    const kernel::rq& rq = k.cpu_rq(c);
+    const kernel::Kernel::lb_cpu& v = k.lb_view[c];
+    EXPECT_EQ(v.nr_running, rq.nr_running) << "cpu " << c;
+    EXPECT_EQ(v.load, rq.cfs.load) << "cpu " << c;
+    EXPECT_EQ(v.curr_idle, rq.curr == rq.idle) << "cpu " << c;
+    EXPECT_EQ(v.wake_pending, !rq.ex.wake_list.empty()) << "cpu " << c;
+  }
+}
+
 // Per CPU: busy + idle = elapsed, user + kernel = busy; overall: sum of task run time =
-// sum of busy time; every task is current on at most one CPU and queued on at most one.
+// sum of busy time; every task is current on at most one CPU and queued on at most one;
+// the load-balancing view matches the runqueues.
 inline void check_invariants(const kernel::Kernel& k, sim::Time elapsed) {
+  check_lb_view(k);
   uint64_t busy = 0, task_run = 0;
   for (int c = 0; c < k.nr_cpus(); ++c) {
     const kernel::rq& rq = k.cpu_rq(c);
