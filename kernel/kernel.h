@@ -88,8 +88,8 @@ class Kernel {
   // Per CPU, what load balancing and idle-CPU searches read of every CPU of a domain, again
   // and packed (simulator-only): update_sg_lb_stats() and available_idle_cpu() loop over up
   // to all CPUs, and 16 bytes per CPU instead of two or three lines of each rq make those
-  // loops several times faster on wide machines. Written where the rq fields change:
-  // add/sub_nr_running, enqueue/dequeue_entity, __schedule, the wake list.
+  // loops several times faster on wide machines. Written by lb_view_update() where the rq
+  // fields change: add/sub_nr_running, enqueue/dequeue_entity, __schedule, the wake list.
   struct lb_cpu {
     unsigned nr_running = 0;    // rq->nr_running
     bool curr_idle = true;      // rq->curr == rq->idle
@@ -97,6 +97,10 @@ class Kernel {
     unsigned long load = 0;     // rq->cfs.load
   };
   std::vector<lb_cpu> lb_view;
+  // lb_view summed per CPU, core, LLC and socket (the sched groups of every level), and per
+  // CPU the four sums it counts in. Sized once by build_sched_domains().
+  std::vector<lb_sum> lb_sums[4];
+  std::vector<std::array<lb_sum*, 4>> lb_sums_of;
   struct mm_struct* mm_of(int tgid);
   // Test hook: makes task_getshared() see a pending fatal signal (-EINTR).
   void TEST_set_fatal_signal(int pid);

@@ -50,10 +50,28 @@ bool available_idle_cpu(Kernel* k, int cpu) {
   return v.curr_idle && v.nr_running == 0 && !v.wake_pending;
 }
 
+void lb_view_update(rq* rq) {
+  Kernel* k = rq->k;
+  Kernel::lb_cpu& v = k->lb_view[rq->cpu];
+  const Kernel::lb_cpu now{rq->nr_running, rq->curr == rq->idle, !rq->ex.wake_list.empty(),
+                           rq->cfs.load};
+  auto idle = [](const Kernel::lb_cpu& x) { return x.curr_idle && x.nr_running == 0 && !x.wake_pending; };
+  const s64 dn = static_cast<s64>(now.nr_running) - static_cast<s64>(v.nr_running);
+  const s64 dl = static_cast<s64>(now.load) - static_cast<s64>(v.load);
+  const s64 di = static_cast<s64>(idle(now)) - static_cast<s64>(idle(v));
+  v = now;
+  if ((dn | dl | di) == 0) return;
+  for (lb_sum* s : k->lb_sums_of[rq->cpu]) {
+    s->nr_running += dn;
+    s->load += dl;
+    s->idle_cpus += di;
+  }
+}
+
 void add_nr_running(rq* rq, unsigned n) {
   const unsigned before = rq->nr_running;
   rq->nr_running += n;
-  rq->k->lb_view[rq->cpu].nr_running = rq->nr_running;
+  lb_view_update(rq);
   if (before < 2 && rq->nr_running >= 2) rq->k->nr_overloaded++;
 }
 
@@ -61,7 +79,7 @@ void sub_nr_running(rq* rq, unsigned n) {
   assert(rq->nr_running >= n);
   const unsigned before = rq->nr_running;
   rq->nr_running -= n;
-  rq->k->lb_view[rq->cpu].nr_running = rq->nr_running;
+  lb_view_update(rq);
   if (before >= 2 && rq->nr_running < 2) rq->k->nr_overloaded--;
 }
 
@@ -160,7 +178,7 @@ void sched_ttwu_pending(rq* rq) {
   std::vector<task_struct*>& list = rq->ex.wake_list;
   for (size_t i = 0; i < list.size(); ++i) ttwu_do_activate(rq, list[i], WF_TTWU);
   list.clear();
-  rq->k->lb_view[rq->cpu].wake_pending = false;
+  lb_view_update(rq);
 }
 
 // try_to_wake_up(): runs on the waker's CPU (k->current_cpu()).
@@ -206,7 +224,7 @@ bool try_to_wake_up(Kernel* k, task_struct* p, int wake_flags) {
     rq* target = k->rq_of(cpu);
     p->__state = TASK_WAKING;  // a second wakeup finds it pending
     target->ex.wake_list.push_back(p);
-    k->lb_view[cpu].wake_pending = true;
+    lb_view_update(target);
     smp_send_ipi(k, cpu, IPI_CALL_FUNC);
     return true;
   }
@@ -278,7 +296,7 @@ void __schedule(rq* rq, bool preempt) {
   prev->on_cpu = false;
   next->on_cpu = true;
   rq->curr = next;
-  k->lb_view[rq->cpu].curr_idle = next->is_idle;
+  lb_view_update(rq);
   cpu_switch(rq, prev, next, k->now());
   cpu_charge(rq, k->machine_.costs.context_switch_ns);
 }

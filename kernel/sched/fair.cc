@@ -269,7 +269,7 @@ static void enqueue_entity(cfs_rq* cfs, sched_entity* se, int flags) {
   update_curr(cfs);
   if (!curr) place_entity(cfs, se, flags);
   cfs->load += se->load.weight;
-  cfs->rq->k->lb_view[cfs->rq->cpu].load = cfs->load;
+  lb_view_update(cfs->rq);
   cfs->nr_queued++;
   se->on_rq = true;
   if (!curr) __enqueue_entity(cfs, se);
@@ -349,7 +349,7 @@ static bool dequeue_entity(cfs_rq* cfs, sched_entity* se, int flags) {
   if (se != cfs->curr) __dequeue_entity(cfs, se);
   se->on_rq = false;
   cfs->load -= se->load.weight;
-  cfs->rq->k->lb_view[cfs->rq->cpu].load = cfs->load;
+  lb_view_update(cfs->rq);
   cfs->nr_queued--;
   if (flags & DEQUEUE_DELAYED) {
     se->sched_delayed = false;

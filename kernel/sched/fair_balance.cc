@@ -218,15 +218,23 @@ struct sg_lb_stats {
   s64 avg_load() const { return weight ? static_cast<s64>(load) * 1024 / weight : 0; }
 };
 
-sg_lb_stats group_stats(Kernel* k, const std::vector<int>& g) {
+// update_sg_lb_stats(): the group's sums over its CPUs of nr_running, cfs.load and idle
+// CPUs. Linux adds them up CPU by CPU on every balance; here lb_view_update() keeps them.
+sg_lb_stats group_stats(Kernel* k, const sched_domain& sd, size_t g) {
   sg_lb_stats s;
-  for (int c : g) {
-    const Kernel::lb_cpu& v = k->lb_view[c];
-    s.nr_running += v.nr_running;
-    s.load += v.load;
-    s.idle_cpus += v.curr_idle && v.nr_running == 0 && !v.wake_pending ? 1 : 0;  // available_idle_cpu
-    s.weight++;
+  if (const lb_sum* sum = sd.group_sum[g]) {
+    s.nr_running = static_cast<unsigned>(sum->nr_running);
+    s.load = static_cast<unsigned long>(sum->load);
+    s.idle_cpus = static_cast<unsigned>(sum->idle_cpus);
+  } else {
+    for (int c : sd.groups[g]) {
+      const Kernel::lb_cpu& v = k->lb_view[c];
+      s.nr_running += v.nr_running;
+      s.load += v.load;
+      s.idle_cpus += available_idle_cpu(k, c) ? 1 : 0;
+    }
   }
+  s.weight = static_cast<unsigned>(sd.groups[g].size());
   if (s.nr_running > s.weight)
     s.type = group_overloaded;
   else if (s.nr_running == s.weight && s.idle_cpus == 0)
@@ -279,27 +287,22 @@ bool should_we_balance(Kernel* k, int this_cpu, const std::vector<int>& local) {
   return local.front() == this_cpu;
 }
 
-const std::vector<int>* local_group(const sched_domain& sd, int cpu) {
-  for (const auto& g : sd.groups)
-    if (std::find(g.begin(), g.end(), cpu) != g.end()) return &g;
-  return nullptr;
-}
-
 // sched_balance_rq(): find the busiest group and runqueue at this level and pull from it.
 // Returns whether the caller should go on to the parent level.
 bool sched_balance_rq(rq* this_rq, sched_domain& sd, bool newidle) {
   Kernel* k = this_rq->k;
   const int this_cpu = this_rq->cpu;
-  const std::vector<int>* local = local_group(sd, this_cpu);
+  const std::vector<int>* local = &sd.groups[sd.local];
   if (!newidle && !should_we_balance(k, this_cpu, *local)) return false;
-  const sg_lb_stats ls = group_stats(k, *local);
+  const sg_lb_stats ls = group_stats(k, sd, sd.local);
   const std::vector<int>* busiest = nullptr;
   sg_lb_stats bs;
   s64 total_load = static_cast<s64>(ls.load);
   unsigned total_weight = ls.weight;
-  for (const auto& g : sd.groups) {
-    if (&g == local) continue;
-    sg_lb_stats s = group_stats(k, g);
+  for (size_t gi = 0; gi < sd.groups.size(); ++gi) {
+    const std::vector<int>& g = sd.groups[gi];
+    if (gi == sd.local) continue;
+    sg_lb_stats s = group_stats(k, sd, gi);
     total_load += static_cast<s64>(s.load);
     total_weight += s.weight;
     if (s.nr_running <= s.weight - s.idle_cpus) continue;  // nothing queued to move

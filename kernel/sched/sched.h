@@ -250,12 +250,23 @@ struct cpu_exec {
 
 enum : unsigned { IPI_RESCHEDULE = 1u << 0, IPI_CALL_FUNC = 1u << 1, IPI_NOHZ_KICK = 1u << 2 };
 
+// Sums of Kernel::lb_view over the CPUs of one sched group (a CPU, core, LLC or socket).
+// Simulator-only: kept up to date by lb_view_update(), so update_sg_lb_stats() is O(1).
+struct lb_sum {
+  s64 nr_running = 0;
+  s64 load = 0;
+  s64 idle_cpus = 0;  // available_idle_cpu() CPUs
+};
+
 struct sched_domain {
   const char* name;            // SMT, MC, PKG, NUMA
   int level = 0;
   int span_weight = 0;
   std::vector<int> span;       // CPUs, ascending
   std::vector<std::vector<int>> groups;  // child spans, local group first is not assumed
+  std::vector<const lb_sum*> group_sum;  // per group: Kernel::lb_sums of its CPUs, or
+                                         // nullptr if the levels do not nest there
+  size_t local = 0;                      // index of the group holding this CPU
   int imbalance_pct = 117;
   int cache_nice_tries = 1;
   int busy_factor = 16;
@@ -299,6 +310,9 @@ void wakeup_preempt(rq* rq, task_struct* p, int flags);
 void activate_task(rq* rq, task_struct* p, int flags);
 void deactivate_task(rq* rq, task_struct* p, int flags);
 void add_nr_running(rq* rq, unsigned n);
+// Brings Kernel::lb_view[rq->cpu] and the group sums up to date after nr_running,
+// cfs.load, curr or the wake list of rq changed.
+void lb_view_update(rq* rq);
 void sub_nr_running(rq* rq, unsigned n);
 void update_rq_clock(rq* rq);
 bool cpus_share_cache(Kernel* k, int a, int b);

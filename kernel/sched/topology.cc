@@ -42,19 +42,37 @@ void build_sched_domains(Kernel* k) {
   const int n = t.nr_cpus;
   std::vector<int> cpu_id(n), all(n, 0);
   for (int c = 0; c < n; ++c) cpu_id[c] = c;
+  // The group sums (simulator-only, see Kernel::lb_sums): per CPU, core, LLC and socket,
+  // from lb_view as it is now; each CPU counts in the four that hold it.
+  const std::vector<int>* kinds[4] = {&cpu_id, &t.core_of, &t.llc_of, &t.socket_of};
+  for (int kind = 0; kind < 4; ++kind) {
+    const std::vector<int>& id = *kinds[kind];
+    k->lb_sums[kind].assign(static_cast<size_t>(*std::max_element(id.begin(), id.end()) + 1), lb_sum{});
+  }
+  k->lb_sums_of.assign(static_cast<size_t>(n), {});
+  for (int c = 0; c < n; ++c) {
+    const Kernel::lb_cpu& v = k->lb_view[c];
+    for (int kind = 0; kind < 4; ++kind) {
+      lb_sum* s = &k->lb_sums[kind][static_cast<size_t>((*kinds[kind])[c])];
+      k->lb_sums_of[c][kind] = s;
+      s->nr_running += v.nr_running;
+      s->load += static_cast<s64>(v.load);
+      s->idle_cpus += v.curr_idle && v.nr_running == 0 && !v.wake_pending;
+    }
+  }
   struct Level {
     const char* name;
     const std::vector<int>* id;
-    const std::vector<int>* child;
+    int child;  // kinds[] index of the child level: its spans are this level's groups
     int imbalance_pct;
     int cache_nice_tries;
     bool share_llc;
   };
   const Level levels[] = {
-      {"SMT", &t.core_of, &cpu_id, 110, 0, true},
-      {"MC", &t.llc_of, &t.core_of, 117, 1, true},
-      {"PKG", &t.socket_of, &t.llc_of, 117, 1, false},
-      {"NUMA", &all, &t.socket_of, 117, 2, false},
+      {"SMT", &t.core_of, 0, 110, 0, true},
+      {"MC", &t.llc_of, 1, 117, 1, true},
+      {"PKG", &t.socket_of, 2, 117, 1, false},
+      {"NUMA", &all, 3, 117, 2, false},
   };
   for (int cpu = 0; cpu < n; ++cpu) {
     rq* rq = k->rq_of(cpu);
@@ -69,7 +87,17 @@ void build_sched_domains(Kernel* k) {
       sd.span_weight = static_cast<int>(span.size());
       // Groups are the spans of the child level (cores, LLCs, sockets); a degenerate child
       // level gives the same groups as the one below it.
-      sd.groups = groups_of(span, *l.child);
+      const std::vector<int>& child = *kinds[l.child];
+      sd.groups = groups_of(span, child);
+      for (size_t g = 0; g < sd.groups.size(); ++g) {
+        const int id = child[sd.groups[g].front()];
+        // The sum is the group's only if every CPU with this id is in the group (levels
+        // nest, as on real machines); otherwise group_stats() adds up the CPUs.
+        const bool whole = std::count(child.begin(), child.end(), id) ==
+                           static_cast<long>(sd.groups[g].size());
+        sd.group_sum.push_back(whole ? &k->lb_sums[l.child][static_cast<size_t>(id)] : nullptr);
+        if (id == child[cpu]) sd.local = g;
+      }
       sd.span = std::move(span);
       sd.imbalance_pct = l.imbalance_pct;
       sd.cache_nice_tries = l.cache_nice_tries;

@@ -1,5 +1,6 @@
-// Load balancing's packed per-CPU view (Kernel::lb_view) stays equal to the runqueues it
-// mirrors while tasks sleep, wake across LLCs (wake lists), migrate and are balanced.
+// Load balancing's packed per-CPU view (Kernel::lb_view) and the sched-group sums kept from
+// it stay equal to the runqueues while tasks sleep, wake across LLCs (wake lists), migrate
+// and are balanced, on every level (SMT, MC, PKG, NUMA).
 #include <gtest/gtest.h>
 
 #include "tests/kernel/harness.h"
@@ -19,26 +20,46 @@ user::Program hog(user::Thread& t) {
   for (;;) co_await t.compute(1000000000);
 }
 
-TEST(LbView, EqualsTheRunqueuesThroughoutABusyRun) {
+// Runs sleepers and hogs on `cpus` CPUs of genoa (0 = all 384), checking the view every
+// `step` until `end`; returns the number of wakeups.
+uint64_t run_checking_view(int cpus, int sleepers, int hogs, sim::Time step, sim::Time end) {
   hw::Machine m;
-  ASSERT_TRUE(hw::load_machine("genoa", &m).ok());
-  ASSERT_TRUE(hw::restrict_cpus(&m, 48).ok());  // 3 LLCs of 16 CPUs
+  EXPECT_TRUE(hw::load_machine("genoa", &m).ok());
+  if (cpus) EXPECT_TRUE(hw::restrict_cpus(&m, cpus).ok());
   Sim s(m);
-  for (int i = 0; i < 60; ++i) s.spawn(kernel::TaskAttr{}, sleeper);
-  for (int i = 0; i < 20; ++i) {
+  for (int i = 0; i < sleepers; ++i) s.spawn(kernel::TaskAttr{}, sleeper);
+  for (int i = 0; i < hogs; ++i) {
     kernel::TaskAttr a;
     a.nice = i % 7 - 3;  // unequal weights, so cfs.load is not a multiple of one weight
     s.spawn(a, hog);
   }
   s.k->start();
-  uint64_t wakeups = 0;
-  for (sim::Time t = 50000; t <= 200 * sim::kNsecPerMsec; t += 50000) {
+  for (sim::Time t = step; t <= end; t += step) {
     s.engine.run_until(t);
     testing_support::check_lb_view(*s.k);
-    if (HasFailure()) FAIL() << "at t=" << t;
+    if (::testing::Test::HasFailure()) {
+      ADD_FAILURE() << "at t=" << t;
+      return 0;
+    }
   }
+  uint64_t wakeups = 0;
   for (const auto& t : s.k->tasks()) wakeups += t->stats.nr_wakeups;
-  EXPECT_GT(wakeups, 10000u);
+  return wakeups;
+}
+
+TEST(LbView, EqualsTheRunqueuesThroughoutABusyRun) {
+  // 48 CPUs: 3 LLCs of 16; checked every 50 us.
+  EXPECT_GT(run_checking_view(48, 60, 20, 50000, 200 * sim::kNsecPerMsec), 10000u);
+}
+
+TEST(LbView, GroupSumsHoldOnEveryLevelOfTheFullMachine) {
+  hw::Machine m;
+  ASSERT_TRUE(hw::load_machine("genoa", &m).ok());
+  Sim probe(m);
+  std::string levels;
+  for (const auto& sd : probe.k->cpu_rq(0).sd) levels += std::string(sd.name) + " ";
+  ASSERT_EQ(levels, "SMT MC PKG NUMA ");
+  EXPECT_GT(run_checking_view(0, 500, 150, sim::kNsecPerMsec, 60 * sim::kNsecPerMsec), 10000u);
 }
 
 }  // namespace

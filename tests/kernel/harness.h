@@ -59,7 +59,8 @@ struct Sim {
   std::list<std::function<user::Program(user::Thread&)>> programs;
 };
 
-// The packed per-CPU view that load balancing reads (Kernel::lb_view) equals the runqueues.
+// The packed per-CPU view that load balancing reads (Kernel::lb_view) equals the runqueues,
+// and the group sums kept from it (Kernel::lb_sums) equal the sums over each group's CPUs.
 inline void check_lb_view(const kernel::Kernel& k) {
   for (int c = 0; c < k.nr_cpus(); ++c) {
     const kernel::rq& rq = k.cpu_rq(c);
@@ -68,6 +69,24 @@ inline void check_lb_view(const kernel::Kernel& k) {
     EXPECT_EQ(v.load, rq.cfs.load) << "cpu " << c;
     EXPECT_EQ(v.curr_idle, rq.curr == rq.idle) << "cpu " << c;
     EXPECT_EQ(v.wake_pending, !rq.ex.wake_list.empty()) << "cpu " << c;
+  }
+  // Every sched group's kept sums equal the sums over its CPUs.
+  for (int c = 0; c < k.nr_cpus(); ++c) {
+    for (const kernel::sched_domain& sd : k.cpu_rq(c).sd) {
+      for (size_t g = 0; g < sd.groups.size(); ++g) {
+        if (!sd.group_sum[g]) continue;
+        kernel::lb_sum want;
+        for (int m : sd.groups[g]) {
+          const kernel::Kernel::lb_cpu& v = k.lb_view[m];
+          want.nr_running += v.nr_running;
+          want.load += static_cast<int64_t>(v.load);
+          want.idle_cpus += v.curr_idle && v.nr_running == 0 && !v.wake_pending;
+        }
+        EXPECT_EQ(sd.group_sum[g]->nr_running, want.nr_running) << sd.name << " group " << g;
+        EXPECT_EQ(sd.group_sum[g]->load, want.load) << sd.name << " group " << g;
+        EXPECT_EQ(sd.group_sum[g]->idle_cpus, want.idle_cpus) << sd.name << " group " << g;
+      }
+    }
   }
 }
 
