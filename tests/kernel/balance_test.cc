@@ -63,3 +63,27 @@ TEST(LbView, GroupSumsHoldOnEveryLevelOfTheFullMachine) {
 }
 
 }  // namespace
+
+namespace {
+
+// A topology whose levels do not nest (each core straddles two LLCs): the MC level's groups
+// are then not whole cores, so group_stats() must add up their CPUs instead of using sums.
+TEST(LbView, LevelsThatDoNotNestFallBackToAddingUpTheCpus) {
+  hw::Machine m = testing_support::flat_machine(8);
+  m.topo.core_of = {0, 0, 1, 1, 2, 2, 3, 3};
+  m.topo.llc_of = {0, 1, 0, 1, 0, 1, 0, 1};
+  Sim s(m);
+  bool fallback = false;
+  for (const auto& sd : s.k->cpu_rq(0).sd)
+    for (const auto* sum : sd.group_sum) fallback |= sum == nullptr;
+  ASSERT_TRUE(fallback);
+  for (int i = 0; i < 12; ++i) s.spawn(kernel::TaskAttr{}, sleeper);
+  for (int i = 0; i < 6; ++i) s.spawn(kernel::TaskAttr{}, hog);
+  s.run(200 * sim::kNsecPerMsec);
+  testing_support::check_invariants(*s.k, 200 * sim::kNsecPerMsec);
+  uint64_t migrations = 0;
+  for (const auto& t : s.k->tasks()) migrations += t->stats.nr_migrations;
+  EXPECT_GT(migrations, 0u);
+}
+
+}  // namespace
