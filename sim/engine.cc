@@ -89,6 +89,11 @@ bool Engine::settle(Time end) {
     if (word_mask_[level] == 0) level_mask_ &= ~(1u << level);
   }
   uint32_t i = src.head;
+  if (src.head == src.tail) {  // the one entry is the least: straight to now_q_
+    now_q_ = src;
+    src = List{};
+    return true;
+  }
   src = List{};
   while (i != kNil) {
     const uint32_t next = entries_[i].next;
