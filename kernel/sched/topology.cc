@@ -45,9 +45,13 @@ void build_sched_domains(Kernel* k) {
   // The group sums (simulator-only, see Kernel::lb_sums): per CPU, core, LLC and socket,
   // from lb_view as it is now; each CPU counts in the four that hold it.
   const std::vector<int>* kinds[4] = {&cpu_id, &t.core_of, &t.llc_of, &t.socket_of};
+  std::vector<size_t> cpus_with[4];  // per kind and id: how many CPUs have that id
   for (int kind = 0; kind < 4; ++kind) {
     const std::vector<int>& id = *kinds[kind];
-    k->lb_sums[kind].assign(static_cast<size_t>(*std::max_element(id.begin(), id.end()) + 1), lb_sum{});
+    const size_t ids = static_cast<size_t>(*std::max_element(id.begin(), id.end()) + 1);
+    k->lb_sums[kind].assign(ids, lb_sum{});
+    cpus_with[kind].assign(ids, 0);
+    for (int i : id) cpus_with[kind][static_cast<size_t>(i)]++;
   }
   k->lb_sums_of.assign(static_cast<size_t>(n), {});
   for (int c = 0; c < n; ++c) {
@@ -93,8 +97,7 @@ void build_sched_domains(Kernel* k) {
         const int id = child[sd.groups[g].front()];
         // The sum is the group's only if every CPU with this id is in the group (levels
         // nest, as on real machines); otherwise group_stats() adds up the CPUs.
-        const bool whole = std::count(child.begin(), child.end(), id) ==
-                           static_cast<long>(sd.groups[g].size());
+        const bool whole = cpus_with[l.child][static_cast<size_t>(id)] == sd.groups[g].size();
         sd.group_sum.push_back(whole ? &k->lb_sums[l.child][static_cast<size_t>(id)] : nullptr);
         if (id == child[cpu]) sd.local = g;
       }
