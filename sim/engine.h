@@ -77,10 +77,10 @@ class Engine {
   // of a lower level, and of a lower digit within a level, is earlier than every entry of a
   // higher one. Taking the least entry relinks the first non-empty bucket into lower ones
   // (an entry moves at most once per level below its own: three times for 16 ms ahead,
-  // usually fewer). Lists stay in
-  // sequence order (appends come in sequence order, and a bucket is refilled only when it
-  // and every lower one are empty), so equal times keep insertion order. Entries live in
-  // one pool with a free list, so the queue allocates only when it grows past its peak.
+  // usually fewer). Lists stay in sequence order (appends come in sequence order, and a
+  // bucket is refilled only when it and every lower one are empty), so equal times keep
+  // insertion order. Entries live in one pool with a free list, so the queue allocates
+  // only when it grows past its peak.
   static constexpr int kDigitBits = 8;
   static constexpr int kDigits = 1 << kDigitBits;
   static constexpr int kWords = kDigits / 64;                          // of a digit mask
