@@ -85,6 +85,7 @@ class Engine {
   static constexpr int kDigits = 1 << kDigitBits;
   static constexpr int kWords = kDigits / 64;                          // of a digit mask
   static constexpr int kLevels = (63 + kDigitBits - 1) / kDigitBits;  // times are >= 0
+  static_assert(kDigits >= 64 && kWords <= 32 && kLevels <= 32, "masks are 64/32 bits wide");
   Timer* timer_of(const Entry& e) const { return timers_[e.key & ((1u << kIdBits) - 1)]; }
   static uint64_t seq_of(const Entry& e) { return e.key >> kIdBits; }
   bool live(const Entry& e) const {

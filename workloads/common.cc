@@ -6,14 +6,21 @@
 
 namespace workloads {
 
+int64_t round_half_away(double x) {
+  if (!(std::fabs(x) < 0x1p52)) return std::llround(x);
+  const int64_t i = static_cast<int64_t>(x);  // toward zero
+  const double f = x - static_cast<double>(i);
+  return f >= 0.5 ? i + 1 : f <= -0.5 ? i - 1 : i;
+}
+
 int64_t Dist::sample(sim::Rng& rng) const {
   switch (kind) {
     case Const: return a;
     case Uniform: return rng.uniform_int(a, b);
-    case Exp: return static_cast<int64_t>(std::llround(rng.exponential(static_cast<double>(a))));
+    case Exp: return round_half_away(rng.exponential(static_cast<double>(a)));
     case Normal:
-      return std::max<int64_t>(0, static_cast<int64_t>(std::llround(
-                                      rng.normal(static_cast<double>(a), static_cast<double>(b)))));
+      return std::max<int64_t>(
+          0, round_half_away(rng.normal(static_cast<double>(a), static_cast<double>(b))));
   }
   return a;
 }

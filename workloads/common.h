@@ -20,6 +20,10 @@ struct Dist {
   double mean() const;
 };
 // "" on success, else an error naming `param`.
+// std::llround (half away from zero) without the library call, equal to it bit for bit:
+// below 2^52 the fraction x - trunc(x) is exact. (Sampling is on every event's path.)
+int64_t round_half_away(double x);
+
 std::string parse_dist(const std::string& param, const std::string& spec, Dist* out);
 
 // "normal", "batch", "idle", "fifo", "rr" <-> SCHED_*.

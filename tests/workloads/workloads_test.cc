@@ -3,10 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <initializer_list>
 #include <string>
 
 #include "scenario/experiment.h"
+#include "sim/rng.h"
+#include "workloads/common.h"
 
 namespace {
 
@@ -213,3 +216,18 @@ TEST(WorkloadOltp, BadParametersAreNamed) {
 }
 
 }  // namespace
+
+TEST(Dist, RoundHalfAwayEqualsLlroundBitForBit) {
+  std::vector<double> xs = {0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, 0.49999999999999994,
+                            -0.49999999999999994, 4503599627370495.5, 4503599627370496.0,
+                            9007199254740993.0, -9007199254740993.0, 1e18, -1e18};
+  for (double h = 0.5; h < 1e15; h = h * 3 + 0.5) {
+    xs.push_back(h);
+    xs.push_back(std::nextafter(h, 0.0));
+    xs.push_back(std::nextafter(h, 1e300));
+    xs.push_back(-h);
+  }
+  sim::Rng rng(9, 9);
+  for (int i = 0; i < 100000; ++i) xs.push_back(rng.exponential(1e4) - 100.0);
+  for (double x : xs) EXPECT_EQ(workloads::round_half_away(x), std::llround(x)) << x;
+}
