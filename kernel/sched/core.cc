@@ -47,6 +47,11 @@ bool task_allowed_on(const task_struct* p, int cpu) { return p->cpus_mask[cpu] !
 // k->lb_view.)
 bool available_idle_cpu(Kernel* k, int cpu) {
   const Kernel::lb_cpu& v = k->lb_view[cpu];
+#ifdef SCHEDLAB_CHECK_VIEWS
+  const rq* r = k->rq_of(cpu);
+  assert(v.nr_running == r->nr_running && v.curr_idle == (r->curr == r->idle) &&
+         v.wake_pending == !r->ex.wake_list.empty() && v.load == r->cfs.load && "stale lb_view");
+#endif
   return v.curr_idle && v.nr_running == 0 && !v.wake_pending;
 }
 

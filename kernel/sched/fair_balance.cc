@@ -2,6 +2,7 @@
 // select_idle_sibling), fork placement, periodic, newly-idle and NOHZ idle balancing.
 // Mirrors kernel/sched/fair.c (v6.12 .. v7.0) with instantaneous loads in place of PELT.
 #include <algorithm>
+#include <cassert>
 #include <climits>
 
 #include "kernel/cpu_exec.h"
@@ -235,6 +236,17 @@ sg_lb_stats group_stats(Kernel* k, const sched_domain& sd, size_t g) {
     }
   }
   s.weight = static_cast<unsigned>(sd.groups[g].size());
+#ifdef SCHEDLAB_CHECK_VIEWS
+  sg_lb_stats want;
+  for (int c : sd.groups[g]) {
+    const rq* r = k->rq_of(c);
+    want.nr_running += r->nr_running;
+    want.load += r->cfs.load;
+    want.idle_cpus += r->curr == r->idle && r->nr_running == 0 && r->ex.wake_list.empty();
+  }
+  assert(s.nr_running == want.nr_running && s.load == want.load &&
+         s.idle_cpus == want.idle_cpus && "stale sched group sums");
+#endif
   if (s.nr_running > s.weight)
     s.type = group_overloaded;
   else if (s.nr_running == s.weight && s.idle_cpus == 0)

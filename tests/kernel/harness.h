@@ -4,6 +4,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <list>
 #include <memory>
@@ -70,9 +71,11 @@ inline void check_lb_view(const kernel::Kernel& k) {
     EXPECT_EQ(v.curr_idle, rq.curr == rq.idle) << "cpu " << c;
     EXPECT_EQ(v.wake_pending, !rq.ex.wake_list.empty()) << "cpu " << c;
   }
-  // Every sched group's kept sums equal the sums over its CPUs.
+  // Every sched group's kept sums equal the sums over its CPUs; the local group holds c.
   for (int c = 0; c < k.nr_cpus(); ++c) {
     for (const kernel::sched_domain& sd : k.cpu_rq(c).sd) {
+      const std::vector<int>& local = sd.groups[sd.local];
+      EXPECT_TRUE(std::find(local.begin(), local.end(), c) != local.end()) << sd.name << " cpu " << c;
       for (size_t g = 0; g < sd.groups.size(); ++g) {
         if (!sd.group_sum[g]) continue;
         kernel::lb_sum want;

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "sim/rng.h"
@@ -116,22 +117,32 @@ class BruteForceQueue {
 };
 
 // What a firing timer does next, drawn from `rng`: re-arm itself or another timer at a
-// distance from 0 (a tie) to seconds (several radix levels apart), or cancel another.
+// distance from 0 (a tie) to hours (every radix level), or cancel another; sometimes stop
+// the run. Times are rounded up to a multiple of `quantum`, so a large quantum makes ties
+// common. Both sides of the test own one, seeded alike, and draw in the same order.
 struct Driver {
-  sim::Rng rng{42, 7};
+  sim::Rng rng;
   int n;
+  sim::Time quantum;
+  bool use_stop;
   template <typename Arm, typename Cancel>
-  void react(sim::Time now, Arm arm, Cancel cancel) {
-    for (int k = 0; k < 2; ++k) {
-      const int id = static_cast<int>(rng.next_u64() % static_cast<uint64_t>(n));
-      const uint64_t r = rng.next_u64();
-      static constexpr sim::Time kScale[] = {0, 3, 100, 5000, 300000, 20000000, 3000000000};
-      const sim::Time d = kScale[r % 7] == 0 ? 0 : static_cast<sim::Time>((r >> 8) % kScale[r % 7]);
-      if ((r >> 40) % 5 == 0)
-        cancel(id);
-      else
-        arm(id, now + d);
-    }
+  void act(sim::Time now, Arm arm, Cancel cancel) {
+    const int id = static_cast<int>(rng.next_u64() % static_cast<uint64_t>(n));
+    const uint64_t r = rng.next_u64();
+    static constexpr sim::Time kScale[] = {0, 3, 300, 70000, 20000000, 3000000000, 1LL << 45};
+    const sim::Time d = kScale[r % 7] == 0 ? 0 : static_cast<sim::Time>((r >> 8) % kScale[r % 7]);
+    const sim::Time w = (now + d + quantum - 1) / quantum * quantum;
+    if ((r >> 40) % 5 == 0)
+      cancel(id);
+    else
+      arm(id, w);
+  }
+  // After an event: two actions; returns whether the run stops here.
+  template <typename Arm, typename Cancel>
+  bool react(sim::Time now, Arm arm, Cancel cancel) {
+    act(now, arm, cancel);
+    act(now, arm, cancel);
+    return use_stop && rng.next_u64() % 64 == 0;
   }
 };
 
@@ -151,44 +162,72 @@ struct EngineSide {
 void engine_side_fire(sim::Timer* t, sim::Time now) {
   auto* s = static_cast<EngineSide*>(t->ctx);
   s->log.push_back({now, static_cast<int>(t->arg)});
-  s->d.react(now, [&](int id, sim::Time w) { s->e.arm(&s->timers[id], w); },
-             [&](int id) { s->e.cancel(&s->timers[id]); });
+  if (s->d.react(now, [&](int id, sim::Time w) { s->e.arm(&s->timers[id], w); },
+                 [&](int id) { s->e.cancel(&s->timers[id]); }))
+    s->e.stop();
 }
 
-TEST(Engine, FiresInTheOrderOfABruteForceQueue) {
-  constexpr int kTimers = 300;
-  constexpr sim::Time kEnd = 4000000000;  // 4 s: entries cross up to four 8-bit digits
-  EngineSide s;
-  s.d.n = kTimers;
-  s.timers.resize(kTimers);
-  for (int i = 0; i < kTimers; ++i) {
+// Runs the engine and the brute-force queue side by side in slices of `slice`, with
+// stop() from callbacks and armings from outside between run_until calls, and checks that
+// they fire the same timers at the same times and agree on now() and on stopping.
+void check_against_brute_force(uint64_t seed, int timers, sim::Time quantum, bool use_stop,
+                               sim::Time slice, size_t events) {
+  EngineSide s{sim::Engine{}, std::vector<sim::Timer>(timers), Driver{sim::Rng(seed, 1), timers, quantum, use_stop}, {}};
+  for (int i = 0; i < timers; ++i) {
     s.timers[i].fn = engine_side_fire;
     s.timers[i].ctx = &s;
     s.timers[i].arg = static_cast<uint32_t>(i);
   }
-  BruteForceQueue ref(kTimers);
-  Driver rd;
-  rd.n = kTimers;
+  BruteForceQueue ref(timers);
+  Driver rd{sim::Rng(seed, 1), timers, quantum, use_stop};
   std::vector<Fired> ref_log;
-  // The same initial armings on both sides.
-  sim::Rng init(3, 3);
-  for (int i = 0; i < kTimers; ++i) {
-    const sim::Time w = static_cast<sim::Time>(init.next_u64() % 1000) * (i % 3 == 0 ? 1 : 1000);
-    s.e.arm(&s.timers[i], w);
-    ref.arm(i, w);
+  sim::Time ref_now = 0;
+  auto eng_arm = [&](int id, sim::Time w) { s.e.arm(&s.timers[id], w); };
+  auto eng_cancel = [&](int id) { s.e.cancel(&s.timers[id]); };
+  auto ref_arm = [&](int id, sim::Time w) { ref.arm(id, w); };
+  auto ref_cancel = [&](int id) { ref.cancel(id); };
+  for (int i = 0; i < timers; ++i) {  // the same initial armings on both sides
+    s.d.act(0, eng_arm, eng_cancel);
+    rd.act(0, ref_arm, ref_cancel);
   }
-  // Run in slices, so the engine also stops with entries beyond `end` and resumes.
-  for (sim::Time end = 7777777; end <= kEnd && ref_log.size() < 60000; end += 7777777) {
-    s.e.run_until(end);
-    sim::Time when;
-    for (int id; (id = ref.next(end, &when)) >= 0;) {
-      ref_log.push_back({when, id});
-      rd.react(when, [&](int i, sim::Time w) { ref.arm(i, w); }, [&](int i) { ref.cancel(i); });
+  for (sim::Time end = slice; ref_log.size() < events; end += slice) {
+    for (;;) {
+      const bool done = s.e.run_until(end);
+      bool ref_done = true;
+      sim::Time when;
+      for (int id; (id = ref.next(end, &when)) >= 0;) {
+        ref_log.push_back({when, id});
+        ref_now = when;
+        if (rd.react(when, ref_arm, ref_cancel)) {
+          ref_done = false;
+          break;
+        }
+      }
+      if (ref_done) ref_now = std::max(ref_now, end);
+      ASSERT_EQ(s.log.size(), ref_log.size()) << "seed " << seed << " by t=" << end;
+      ASSERT_TRUE(s.log == ref_log) << "seed " << seed << " by t=" << end;
+      ASSERT_EQ(done, ref_done) << "seed " << seed << " at t=" << ref_now;
+      ASSERT_EQ(s.e.now(), ref_now) << "seed " << seed;
+      // One action from outside any callback, at now(), on both sides.
+      s.d.act(s.e.now(), eng_arm, eng_cancel);
+      rd.act(ref_now, ref_arm, ref_cancel);
+      if (done) break;
     }
-    ASSERT_EQ(s.log.size(), ref_log.size()) << "by t=" << end;
-    ASSERT_TRUE(s.log == ref_log) << "by t=" << end;
   }
-  EXPECT_GT(ref_log.size(), 20000u);
+}
+
+TEST(Engine, FiresInTheOrderOfABruteForceQueue) {
+  // Distances across all radix levels, with stop() and outside armings.
+  check_against_brute_force(1, 300, 1, true, 7777777, 40000);
+  // Few timers, frequent ties at digit boundaries.
+  check_against_brute_force(2, 40, 256, true, 1000003, 40000);
+}
+
+TEST(Engine, CompactionKeepsTheOrderOfTies) {
+  // Many timers re-armed and cancelled (so stale entries pile up and are compacted) with
+  // times on a coarse grid (so many live entries share a time when that happens).
+  check_against_brute_force(3, 1500, 1000, false, 50000000, 40000);
+  check_against_brute_force(4, 1500, 100000, false, 50000000, 40000);
 }
 
 TEST(Rng, StreamsAreIndependentOfEachOther) {
