@@ -49,6 +49,7 @@ void expect_bad_input(std::vector<std::string> args, const std::string& names) {
 
 TEST(Cli, BadInputNamesTheParameterAndExitsTwoWithoutOutput) {
   expect_bad_input({"run", "nosuchworkload"}, "nosuchworkload");
+  expect_bad_input({"bench", "--repeat", "0"}, "--repeat");
   expect_bad_input({"run", "hog", "--machine", "nosuchmachine"}, "nosuchmachine");
   expect_bad_input({"run", "hog", "--duration", "0"}, "duration");
   expect_bad_input({"run", "hog", "--duration", "-5ms"}, "duration");
