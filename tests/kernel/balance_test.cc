@@ -25,7 +25,9 @@ user::Program hog(user::Thread& t) {
 uint64_t run_checking_view(int cpus, int sleepers, int hogs, sim::Time step, sim::Time end) {
   hw::Machine m;
   EXPECT_TRUE(hw::load_machine("genoa", &m).ok());
-  if (cpus) EXPECT_TRUE(hw::restrict_cpus(&m, cpus).ok());
+  if (cpus) {
+    EXPECT_TRUE(hw::restrict_cpus(&m, cpus).ok());
+  }
   Sim s(m);
   for (int i = 0; i < sleepers; ++i) s.spawn(kernel::TaskAttr{}, sleeper);
   for (int i = 0; i < hogs; ++i) {
