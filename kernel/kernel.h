@@ -95,6 +95,8 @@ class Kernel {
     bool curr_idle = true;      // rq->curr == rq->idle
     bool wake_pending = false;  // !rq->ex.wake_list.empty()
     unsigned long load = 0;     // rq->cfs.load
+    // available_idle_cpu(): idle, nothing queued, no wakeup pending.
+    bool idle() const { return curr_idle && nr_running == 0 && !wake_pending; }
   };
   std::vector<lb_cpu> lb_view;
   // lb_view summed per CPU, core, LLC and socket (the sched groups of every level), and per

@@ -89,19 +89,17 @@ class Reader {
 
   // An optional member that must be an object or array when present.
   const json* object(const json* j, const char* key, const std::string& path) {
-    const json* v = member(j, key);
-    if (v == nullptr || failed()) return nullptr;
-    if (!v->is_object()) {
-      fail(join(path, key), fmt::format("expected an object, got {}", v->type_name()));
-      return nullptr;
-    }
-    return v;
+    return container(j, key, path, true);
   }
   const json* array(const json* j, const char* key, const std::string& path) {
+    return container(j, key, path, false);
+  }
+  const json* container(const json* j, const char* key, const std::string& path, bool object) {
     const json* v = member(j, key);
     if (v == nullptr || failed()) return nullptr;
-    if (!v->is_array()) {
-      fail(join(path, key), fmt::format("expected an array, got {}", v->type_name()));
+    if (object ? !v->is_object() : !v->is_array()) {
+      fail(join(path, key), fmt::format("expected an {}, got {}", object ? "object" : "array",
+                                        v->type_name()));
       return nullptr;
     }
     return v;

@@ -52,7 +52,7 @@ bool available_idle_cpu(Kernel* k, int cpu) {
   assert(v.nr_running == r->nr_running && v.curr_idle == (r->curr == r->idle) &&
          v.wake_pending == !r->ex.wake_list.empty() && v.load == r->cfs.load && "stale lb_view");
 #endif
-  return v.curr_idle && v.nr_running == 0 && !v.wake_pending;
+  return v.idle();
 }
 
 void lb_view_update(rq* rq) {
@@ -60,10 +60,9 @@ void lb_view_update(rq* rq) {
   Kernel::lb_cpu& v = k->lb_view[rq->cpu];
   const Kernel::lb_cpu now{rq->nr_running, rq->curr == rq->idle, !rq->ex.wake_list.empty(),
                            rq->cfs.load};
-  auto idle = [](const Kernel::lb_cpu& x) { return x.curr_idle && x.nr_running == 0 && !x.wake_pending; };
   const s64 dn = static_cast<s64>(now.nr_running) - static_cast<s64>(v.nr_running);
   const s64 dl = static_cast<s64>(now.load) - static_cast<s64>(v.load);
-  const s64 di = static_cast<s64>(idle(now)) - static_cast<s64>(idle(v));
+  const s64 di = static_cast<s64>(now.idle()) - static_cast<s64>(v.idle());
   v = now;
   if ((dn | dl | di) == 0) return;
   for (lb_sum* s : k->lb_sums_of[rq->cpu]) {

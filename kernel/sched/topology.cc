@@ -61,7 +61,7 @@ void build_sched_domains(Kernel* k) {
       k->lb_sums_of[c][kind] = s;
       s->nr_running += v.nr_running;
       s->load += static_cast<s64>(v.load);
-      s->idle_cpus += v.curr_idle && v.nr_running == 0 && !v.wake_pending;
+      s->idle_cpus += v.idle();
     }
   }
   struct Level {

@@ -83,7 +83,7 @@ inline void check_lb_view(const kernel::Kernel& k) {
           const kernel::Kernel::lb_cpu& v = k.lb_view[m];
           want.nr_running += v.nr_running;
           want.load += static_cast<int64_t>(v.load);
-          want.idle_cpus += v.curr_idle && v.nr_running == 0 && !v.wake_pending;
+          want.idle_cpus += v.idle();
         }
         EXPECT_EQ(sd.group_sum[g]->nr_running, want.nr_running) << sd.name << " group " << g;
         EXPECT_EQ(sd.group_sum[g]->load, want.load) << sd.name << " group " << g;
