@@ -8,6 +8,7 @@ namespace sim {
 
 Engine::Engine() { entries_.reserve(4096); }
 
+
 inline void Engine::place(uint32_t i) {
   const Time when = entries_[i].when;
   const uint64_t x = static_cast<uint64_t>(when ^ last_);
@@ -24,24 +25,29 @@ inline void Engine::place(uint32_t i) {
   level_mask_ |= 1u << level;
 }
 
+__attribute__((noinline, cold)) void Engine::add_timer(Timer* t) {
+  t->id = static_cast<uint32_t>(timers_.size());
+  assert(t->id < (1u << kIdBits) && "too many timers");
+  timers_.push_back(t);
+}
+
+__attribute__((noinline, cold)) uint32_t Engine::grow_pool() {
+  entries_.push_back(Entry{});
+  return static_cast<uint32_t>(entries_.size() - 1);
+}
+
 void Engine::enqueue(Timer* t, Time when) {
-  if (t->id == 0) {
-    t->id = static_cast<uint32_t>(timers_.size());
-    assert(t->id < (1u << kIdBits) && "too many timers");
-    timers_.push_back(t);
-  }
+  if (__builtin_expect(t->id == 0, 0)) add_timer(t);
   t->qseq = seq_++;
   uint32_t i = free_;
-  if (i != kNil) {
+  if (__builtin_expect(i != kNil, 1))
     free_ = entries_[i].next;
-  } else {
-    i = static_cast<uint32_t>(entries_.size());
-    entries_.push_back(Entry{});
-  }
+  else
+    i = grow_pool();
   entries_[i].when = when;
   entries_[i].key = t->qseq << kIdBits | t->id;
   place(i);
-  if (++size_ > max_queued_) max_queued_ = size_;
+  ++size_;
 }
 
 void Engine::arm(Timer* t, Time when) {
@@ -62,43 +68,49 @@ void Engine::cancel(Timer* t) {
   ++stale_;
 }
 
-bool Engine::settle(Time end) {
+// The earliest time in a bucket of more than one entry.
+__attribute__((noinline)) Time Engine::least_of(const List& src, int level, int digit) const {
+  if (level == 0) return (last_ & ~static_cast<Time>(kDigits - 1)) | digit;  // one time
+  Time least = entries_[src.head].when;
+  for (uint32_t i = entries_[src.head].next; i != kNil; i = entries_[i].next)
+    least = std::min(least, entries_[i].when);
+  return least;
+}
+
+// Every entry of the bucket agrees with last_ (now its least time) above digit `level`, so
+// each moves to a lower level or to now_q_ (those at last_), in the order they were queued.
+__attribute__((noinline)) void Engine::relink(List* src) {
+  uint32_t i = src->head;
+  *src = List{};
+  while (i != kNil) {
+    const uint32_t next = entries_[i].next;
+    place(i);
+    i = next;
+  }
+}
+
+inline bool Engine::settle(Time end) {
   if (!now_q_.empty()) return last_ <= end;
   if (level_mask_ == 0) return false;
   const int level = __builtin_ctz(level_mask_);
   const int word = __builtin_ctz(word_mask_[level]);
   const int digit = word * 64 + __builtin_ctzll(digit_mask_[level][word]);
   List& src = buckets_[level][digit];
-  Time least;
-  if (src.head == src.tail) {  // one entry (the common case near the front): no scan
-    least = entries_[src.head].when;
-  } else if (level == 0) {  // all of bucket [0][d] is at one time
-    least = (last_ & ~static_cast<Time>(kDigits - 1)) | digit;
-  } else {
-    least = entries_[src.head].when;
-    for (uint32_t i = entries_[src.head].next; i != kNil; i = entries_[i].next)
-      least = std::min(least, entries_[i].when);
-  }
+  // One entry (the common case near the front) needs no scan.
+  const bool one = src.head == src.tail;
+  const Time least = one ? entries_[src.head].when : least_of(src, level, digit);
   if (least > end) return false;
-  // Every entry of the bucket agrees with `least` above digit `level`, so each moves to a
-  // lower level or to now_q_ (those at `least`), in the order they were queued.
   last_ = least;
   digit_mask_[level][word] &= ~(uint64_t{1} << (digit % 64));
   if (digit_mask_[level][word] == 0) {
     word_mask_[level] &= ~(1u << word);
     if (word_mask_[level] == 0) level_mask_ &= ~(1u << level);
   }
-  uint32_t i = src.head;
-  if (src.head == src.tail) {  // the one entry is the least: straight to now_q_
+  if (one) {  // the one entry is the least: straight to now_q_
     now_q_ = src;
     src = List{};
-    return true;
-  }
-  src = List{};
-  while (i != kNil) {
-    const uint32_t next = entries_[i].next;
-    place(i);
-    i = next;
+  } else {
+    relink(&src);
   }
   return true;
 }

@@ -51,7 +51,6 @@ class Engine {
   // Queue entries taken off without firing: cancelled or re-armed earlier (stale), or
   // pushed back (deferred). For benchmarks.
   uint64_t entries_skipped() const { return skipped_; }
-  size_t max_queued() const { return max_queued_; }
   size_t queued() const { return size_; }
 
  private:
@@ -93,6 +92,9 @@ class Engine {
     return t->armed && t->qseq == seq_of(e);
   }
   void enqueue(Timer* t, Time when);
+  // The rare paths of enqueue, out of line so the common one needs few registers.
+  void add_timer(Timer* t);
+  uint32_t grow_pool();
   void append(List* l, uint32_t i) {
     entries_[i].next = kNil;
     if (l->tail == kNil)
@@ -106,6 +108,8 @@ class Engine {
   // Makes now_q_ hold the earliest entries, unless the queue is empty or they are due
   // after `end` (then returns false and changes nothing).
   bool settle(Time end);
+  Time least_of(const List& src, int level, int digit) const;
+  void relink(List* src);
   void compact();
   // Starts loading the timer of a likely next event (the head of the first non-empty
   // list), so that its cache miss overlaps the current event's work. No effect on order.
@@ -123,7 +127,6 @@ class Engine {
   uint64_t seq_ = 0;
   uint64_t fired_ = 0;
   uint64_t skipped_ = 0;
-  size_t max_queued_ = 0;
   size_t stale_ = 0;  // entries whose timer was re-armed or cancelled since
   bool stopped_ = false;
   Time last_ = 0;           // time of the last entry taken off; <= every queued time
