@@ -33,7 +33,8 @@ Kernel::Kernel(sim::Engine* engine, const hw::Machine& machine, const KernelConf
     idle->comm = "swapper/" + std::to_string(cpu);
     idle->is_idle = true;
     idle->sched_class = &idle_sched_class;
-    idle->cpu = cpu;
+    idle->cpu = cpu;  // set_task_cpu(), before rq_of(cpu) exists
+    idle->se.cfs_rq = &rq->cfs;
     idle->on_cpu = true;
     idle->prio = MAX_RT_PRIO + 40;
     idle->cpus_mask.assign(n, 0);
@@ -115,7 +116,7 @@ int Kernel::create_thread(int tgid, const TaskAttr& attr, std::unique_ptr<UserCo
   p->cpus_mask.assign(nr_cpus(), attr.cpus.empty() ? 1 : 0);
   for (int c : attr.cpus) p->cpus_mask[c] = 1;
   p->nr_cpus_allowed = static_cast<int>(std::count(p->cpus_mask.begin(), p->cpus_mask.end(), 1));
-  p->cpu = attr.cpus.empty() ? 0 : attr.cpus.front();
+  set_task_cpu(p.get(), attr.cpus.empty() ? 0 : attr.cpus.front());
   p->__state = TASK_RUNNING;
   set_load_weight(p.get());
   p->se.owner = p.get();

@@ -139,13 +139,18 @@ void deactivate_task(rq* rq, task_struct* p, int flags) {
   p->sched_class->dequeue_task(rq, p, flags);
 }
 
+void set_task_cpu(task_struct* p, int cpu) {
+  p->cpu = cpu;
+  p->se.cfs_rq = &p->kern->rq_of(cpu)->cfs;  // set_task_rq(): the root group's cfs_rq there
+}
+
 // set_task_cpu() + the migration of a queued, not running task (move_queued_task()).
 void move_queued_task(rq* src, task_struct* p, rq* dst) {
   assert(p->on_rq && !p->on_cpu);
   update_rq_clock(src);
   update_rq_clock(dst);
   deactivate_task(src, p, DEQUEUE_MIGRATING);
-  p->cpu = dst->cpu;
+  set_task_cpu(p, dst->cpu);
   p->stats.nr_migrations++;
   activate_task(dst, p, ENQUEUE_MIGRATED);
   wakeup_preempt(dst, p, 0);
@@ -222,7 +227,7 @@ bool try_to_wake_up(Kernel* k, task_struct* p, int wake_flags) {
   if (cpu != p->cpu) {
     wake_flags |= WF_MIGRATED;
     p->stats.nr_migrations++;
-    p->cpu = cpu;
+    set_task_cpu(p, cpu);
   }
   if (k->cfg_.feat(__SCHED_FEAT_TTWU_QUEUE) && ttwu_queue_cond(k, cpu, this_cpu)) {
     rq* target = k->rq_of(cpu);
@@ -239,7 +244,7 @@ bool try_to_wake_up(Kernel* k, task_struct* p, int wake_flags) {
 // wake_up_new_task(): fork balancing, then enqueue with a half-slice initial deadline.
 void wake_up_new_task(Kernel* k, task_struct* p) {
   const int cpu = select_task_rq(k, p, p->cpu, WF_FORK, k->current_cpu());
-  p->cpu = cpu;
+  set_task_cpu(p, cpu);
   rq* rq = k->rq_of(cpu);
   update_rq_clock(rq);
   p->__state = TASK_RUNNING;

@@ -17,6 +17,9 @@ inline bool v612(const Kernel* k) { return k->cfg_.version == KernelVersion::V6_
 inline bool v70(const Kernel* k) { return k->cfg_.version == KernelVersion::V7_0; }
 inline bool feat(const rq* rq, sched_feat_bit b) { return rq->k->cfg_.feat(b); }
 inline rq* rq_of(cfs_rq* cfs) { return cfs->rq; }
+
+// Walks from an entity up through its group entities (CONFIG_FAIR_GROUP_SCHED's form).
+#define for_each_sched_entity(se) for (; se; se = parent_entity(se))
 inline s64 entity_key(cfs_rq* cfs, const sched_entity* se) {
   return static_cast<s64>(se->vruntime - cfs->zero_vruntime);
 }
@@ -97,13 +100,13 @@ bool entity_eligible(cfs_rq* cfs, sched_entity* se) { return vruntime_eligible(c
 
 static u64 cfs_rq_max_slice(cfs_rq* cfs) {
   u64 m = (cfs->curr && cfs->curr->on_rq) ? cfs->curr->slice : 0;
-  for (task_struct* p : cfs->timeline) m = std::max(m, p->se.slice);
+  for (const sched_entity* se : cfs->timeline) m = std::max(m, se->slice);
   return m;
 }
 
 static u64 cfs_rq_min_slice(cfs_rq* cfs) {
   u64 m = (cfs->curr && cfs->curr->on_rq) ? cfs->curr->slice : ~0ULL;
-  for (task_struct* p : cfs->timeline) m = std::min(m, p->se.slice);
+  for (const sched_entity* se : cfs->timeline) m = std::min(m, se->slice);
   return m;
 }
 
@@ -121,12 +124,12 @@ static void update_entity_lag(cfs_rq* cfs, sched_entity* se) {
 static void __enqueue_entity(cfs_rq* cfs, sched_entity* se) {
   avg_vruntime_add(cfs, se);
   se->tree_seq = cfs->tree_seq++;
-  cfs->timeline.push_back(se->owner);
+  cfs->timeline.push_back(se);
 }
 
 static void __dequeue_entity(cfs_rq* cfs, sched_entity* se) {
   auto& tl = cfs->timeline;
-  auto it = std::find(tl.begin(), tl.end(), se->owner);
+  auto it = std::find(tl.begin(), tl.end(), se);
   assert(it != tl.end() && "dequeue of an entity not in the tree");
   *it = tl.back();
   tl.pop_back();
@@ -180,13 +183,12 @@ sched_entity* pick_eevdf(cfs_rq* cfs, bool protect) {
   sched_entity* curr = cfs->curr;
   if (cfs->nr_queued == 1) {
     if (curr && curr->on_rq) return curr;
-    return cfs->timeline.empty() ? nullptr : &cfs->timeline.front()->se;
+    return cfs->timeline.empty() ? nullptr : cfs->timeline.front();
   }
   if (curr && (!curr->on_rq || !entity_eligible(cfs, curr))) curr = nullptr;
   if (curr && protect && protect_slice(cfs, curr)) return curr;
   sched_entity* best = nullptr;
-  for (task_struct* p : cfs->timeline) {
-    sched_entity* se = &p->se;
+  for (sched_entity* se : cfs->timeline) {
     if (best && (entity_before(best, se) ||
                  (best->deadline == se->deadline && best->tree_seq < se->tree_seq)))
       continue;
@@ -233,7 +235,7 @@ static void update_curr(cfs_rq* cfs) {
   }
 }
 
-static void update_curr_fair(rq* rq) { update_curr(&rq->cfs); }
+static void update_curr_fair(rq* rq) { update_curr(cfs_rq_of(&rq->curr->se)); }
 
 // place_entity(): put a waking, new or migrating entity at V minus its lag, the lag inflated
 // so it survives the shift of V that adding this entity causes:
@@ -314,14 +316,23 @@ static void hrtick_update(rq* rq) {
   if (rq->curr->sched_class == &fair_sched_class && !rq->curr->is_idle) hrtick_start_fair(rq, rq->curr);
 }
 
+// enqueue_task_fair(): queue the task's entity, then each group entity above it that is not
+// queued yet (a group becomes runnable with its first task), and count the task as
+// runnable at every level.
 static void enqueue_task_fair(rq* rq, task_struct* p, int flags) {
   sched_entity* se = &p->se;
   if (flags & ENQUEUE_DELAYED) {
-    requeue_delayed_entity(&rq->cfs, se);
+    requeue_delayed_entity(cfs_rq_of(se), se);
     return;
   }
-  enqueue_entity(&rq->cfs, se, flags);
-  rq->cfs.h_nr_runnable++;
+  for_each_sched_entity(se) {
+    if (se->on_rq) break;
+    cfs_rq* cfs = cfs_rq_of(se);
+    enqueue_entity(cfs, se, flags);
+    cfs->h_nr_runnable++;
+    flags = ENQUEUE_WAKEUP;
+  }
+  for_each_sched_entity(se) cfs_rq_of(se)->h_nr_runnable++;
   add_nr_running(rq, 1);
   hrtick_update(rq);
 }
@@ -358,13 +369,29 @@ static bool dequeue_entity(cfs_rq* cfs, sched_entity* se, int flags) {
   return true;
 }
 
-static bool dequeue_task_fair(rq* rq, task_struct* p, int flags) {
-  const bool was_delayed = p->se.sched_delayed;
-  if (!dequeue_entity(&rq->cfs, &p->se, flags)) return false;
-  if (!was_delayed) {
-    rq->cfs.h_nr_runnable--;
-    sub_nr_running(rq, 1);
+// dequeue_entities(): dequeue a task's entity and each group entity above it whose runqueue
+// it leaves empty. Returns -1 if DELAY_DEQUEUE keeps the task queued, 1 when dequeued. A
+// task already delayed was counted out of the runnable tasks when it was delayed.
+static int dequeue_entities(rq* rq, sched_entity* se, int flags) {
+  const int h_nr_runnable = se->sched_delayed ? 0 : 1;
+  for_each_sched_entity(se) {
+    cfs_rq* cfs = cfs_rq_of(se);
+    if (!dequeue_entity(cfs, se, flags)) return -1;
+    cfs->h_nr_runnable -= h_nr_runnable;
+    if (cfs->load) {  // the parent has other entities besides us: it stays queued
+      se = parent_entity(se);
+      break;
+    }
+    flags |= DEQUEUE_SLEEP;
+    flags &= ~(DEQUEUE_DELAYED | DEQUEUE_SPECIAL);
   }
+  for_each_sched_entity(se) cfs_rq_of(se)->h_nr_runnable -= h_nr_runnable;
+  if (h_nr_runnable) sub_nr_running(rq, 1);
+  return 1;
+}
+
+static bool dequeue_task_fair(rq* rq, task_struct* p, int flags) {
+  if (dequeue_entities(rq, &p->se, flags) < 0) return false;
   hrtick_update(rq);
   return true;
 }
@@ -385,28 +412,35 @@ static void put_prev_entity(cfs_rq* cfs, sched_entity* prev) {
   cfs->curr = nullptr;
 }
 
-// pick_task_fair(): a picked delayed entity is finally dequeued and the pick restarts.
+// pick_task_fair(): pick top-down, an entity per level, until a task. A picked delayed task
+// is finally dequeued (pick_next_entity()) and the pick restarts.
 static task_struct* pick_task_fair(rq* rq) {
+  sched_entity* se;
+again:
   cfs_rq* cfs = &rq->cfs;
-  for (;;) {
-    if (!cfs->nr_queued) return nullptr;
+  if (!cfs->nr_queued) return nullptr;
+  do {
     if (cfs->curr && cfs->curr->on_rq) update_curr(cfs);
-    sched_entity* se = pick_eevdf(cfs, true);
+    se = pick_eevdf(cfs, true);
     if (!se) return nullptr;
     if (se->sched_delayed) {
-      task_struct* p = se->owner;
-      dequeue_entity(cfs, se, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
-      p->on_rq = false;  // __block_task()
-      continue;
+      dequeue_entities(rq, se, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
+      task_of(se)->on_rq = false;  // __block_task()
+      goto again;
     }
-    return se->owner;
-  }
+    cfs = group_cfs_rq(se);
+  } while (cfs);
+  return task_of(se);
 }
 
-static void put_prev_task_fair(rq* rq, task_struct* p) { put_prev_entity(&rq->cfs, &p->se); }
+static void put_prev_task_fair(rq* rq, task_struct* p) {
+  sched_entity* se = &p->se;
+  for_each_sched_entity(se) put_prev_entity(cfs_rq_of(se), se);
+}
 
 static void set_next_task_fair(rq* rq, task_struct* p, bool first) {
-  set_next_entity(&rq->cfs, &p->se, first);
+  sched_entity* se = &p->se;
+  for_each_sched_entity(se) set_next_entity(cfs_rq_of(se), se, first);
   if (first) hrtick_start_fair(rq, p);
 }
 
@@ -414,8 +448,8 @@ static void set_next_task_fair(rq* rq, task_struct* p, bool first) {
 // the request (vruntime = deadline) when eligible, then asks for a new one.
 static void yield_task_fair(rq* rq) {
   if (rq->nr_running == 1) return;
-  cfs_rq* cfs = &rq->cfs;
   sched_entity* se = &rq->curr->se;
+  cfs_rq* cfs = cfs_rq_of(se);
   update_curr(cfs);
   if (v612(rq->k)) {
     se->deadline += calc_delta_fair(se->slice, se);
@@ -427,24 +461,43 @@ static void yield_task_fair(rq* rq) {
   }
 }
 
+// find_matching_se(): walk the waker's and the wakee's entities up to the level where they
+// are queued on the same cfs_rq, where EEVDF can compare them.
+static void find_matching_se(sched_entity** se, sched_entity** pse) {
+  int se_depth = (*se)->depth, pse_depth = (*pse)->depth;
+  for (; se_depth > pse_depth; --se_depth) *se = parent_entity(*se);
+  for (; pse_depth > se_depth; --pse_depth) *pse = parent_entity(*pse);
+  while (cfs_rq_of(*se) != cfs_rq_of(*pse)) {
+    *se = parent_entity(*se);
+    *pse = parent_entity(*pse);
+  }
+}
+
+// se_is_idle(): a SCHED_IDLE task (or, with task groups, an idle group's entity).
+static bool se_is_idle(sched_entity* se) {
+  return entity_is_task(se) && task_of(se)->policy == SCHED_IDLE;
+}
+
 // wakeup_preempt_fair() (7.0; check_preempt_wakeup_fair() before 6.19): preempt only if the
 // wakee is the eligible entity with the earliest deadline once curr's protection is honoured.
 static void wakeup_preempt_fair(rq* rq, task_struct* p, int wake_flags) {
   task_struct* curr = rq->curr;
   sched_entity* se = &curr->se;
   sched_entity* pse = &p->se;
-  cfs_rq* cfs = &rq->cfs;
+  cfs_rq* cfs = nullptr;
   Kernel* k = rq->k;
   if (se == pse) return;
   if (test_tsk_need_resched(curr)) return;
   if (!feat(rq, __SCHED_FEAT_WAKEUP_PREEMPTION)) return;
-  const bool curr_idle = curr->policy == SCHED_IDLE, p_idle = p->policy == SCHED_IDLE;
+  find_matching_se(&se, &pse);
+  const bool curr_idle = se_is_idle(se), p_idle = se_is_idle(pse);
   if (curr_idle && !p_idle) {
     cancel_protect_slice(se, k);
     goto preempt;
   }
   if (curr_idle != p_idle) return;
   if (p->policy != SCHED_NORMAL) return;  // BATCH and IDLE wakees do not preempt
+  cfs = cfs_rq_of(se);
   update_curr(cfs);
   if (v612(k)) {
     // do_preempt_short(): a shorter-slice wakee cancels RUN_TO_PARITY.
@@ -473,10 +526,19 @@ preempt:
 }
 
 // task_tick_fair(): the tick charges curr; an hrtick expiry (queued) always reschedules.
-static void task_tick_fair(rq* rq, task_struct* curr, int queued) {
-  update_curr(&rq->cfs);
-  if (queued) resched_curr_lazy(rq);
+static void entity_tick(cfs_rq* cfs, sched_entity* curr, int queued) {
+  assert(cfs->curr == curr && "the tick charges the running entity");
+  update_curr(cfs);
+  if (queued) resched_curr_lazy(rq_of(cfs));
 }
+
+static void task_tick_fair(rq* rq, task_struct* curr, int queued) {
+  (void)rq;
+  sched_entity* se = &curr->se;
+  for_each_sched_entity(se) entity_tick(cfs_rq_of(se), se, queued);
+}
+
+#undef for_each_sched_entity
 
 const sched_class fair_sched_class = {
     "fair",

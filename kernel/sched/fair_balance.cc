@@ -268,8 +268,10 @@ int move_tasks(Kernel* k, rq* src, rq* dst, const sched_domain& sd, int nr, s64 
   update_rq_clock(src);
   std::vector<task_struct*>& cand = k->balance_scratch;  // reused: no allocation per balance
   cand.clear();
-  for (task_struct* p : src->cfs.timeline)
-    if (can_migrate_task(k, p, dst->cpu, sd, src)) cand.push_back(p);
+  // Linux walks rq->cfs_tasks; with every task in the root group that is the timeline.
+  for (sched_entity* se : src->cfs.timeline)
+    if (entity_is_task(se) && can_migrate_task(k, task_of(se), dst->cpu, sd, src))
+      cand.push_back(task_of(se));
   std::sort(cand.begin(), cand.end(), [](task_struct* a, task_struct* b) {
     return a->se.exec_start != b->se.exec_start ? a->se.exec_start < b->se.exec_start
                                                 : a->pid < b->pid;

@@ -18,6 +18,7 @@ namespace kernel {
 
 class Kernel;
 struct rq;
+struct cfs_rq;
 struct task_struct;
 struct sched_domain;
 
@@ -76,7 +77,15 @@ struct sched_entity {
   bool rel_deadline = false;
   bool custom_slice = false;
   u64 tree_seq = 0;    // insertion order: the rb-tree puts equal deadlines later inserts right
-  task_struct* owner = nullptr;  // task_of(se): entities are tasks only (no group entities yet)
+  // The hierarchy (CONFIG_FAIR_GROUP_SCHED). A task's entity is queued on cfs_rq, the
+  // runqueue of its group on its CPU, below the group's entity `parent`; a group entity owns
+  // the runqueue my_q. Until task groups exist every task is in the root group: parent is
+  // nullptr, cfs_rq is &rq->cfs and depth 0, so the loops over the hierarchy run once.
+  sched_entity* parent = nullptr;
+  struct cfs_rq* cfs_rq = nullptr;  // set by set_task_cpu()
+  struct cfs_rq* my_q = nullptr;    // group entities only
+  int depth = 0;
+  task_struct* owner = nullptr;     // task_of(se), for task entities
 };
 
 struct sched_rt_entity {
@@ -189,7 +198,7 @@ struct cfs_rq {
   s64 sum_weight = 0;          // sum of w_i over tree entities
   u64 zero_vruntime = 0;       // reference point of the sum (7.0 name; min_vruntime before)
   sched_entity* curr = nullptr;
-  std::vector<task_struct*> timeline;  // queued entities except curr
+  std::vector<sched_entity*> timeline;  // queued entities except curr
   u64 tree_seq = 0;
 };
 
@@ -351,6 +360,14 @@ inline bool fair_policy(int policy) {
   return policy == SCHED_NORMAL || policy == SCHED_BATCH || policy == SCHED_IDLE;
 }
 inline bool rt_policy(int policy) { return policy == SCHED_FIFO || policy == SCHED_RR; }
+// The entity hierarchy, named as in kernel/sched/fair.c and sched.h.
+inline bool entity_is_task(const sched_entity* se) { return !se->my_q; }
 inline task_struct* task_of(sched_entity* se) { return se->owner; }
+inline cfs_rq* cfs_rq_of(const sched_entity* se) { return se->cfs_rq; }
+inline cfs_rq* group_cfs_rq(const sched_entity* se) { return se->my_q; }
+inline sched_entity* parent_entity(const sched_entity* se) { return se->parent; }
+// set_task_cpu(): p now belongs to `cpu` (task_cpu() and set_task_rq()). For a queued task
+// only between dequeue and enqueue.
+void set_task_cpu(task_struct* p, int cpu);
 
 }  // namespace kernel

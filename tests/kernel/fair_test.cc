@@ -83,6 +83,7 @@ TEST(Fair, PickEevdfSkipsAnIneligibleEarlierDeadline) {
   kernel::task_struct a, b, c;
   for (auto* t : {&a, &b, &c}) {
     t->se.owner = t;
+    t->se.cfs_rq = &cfs;
     t->se.on_rq = true;
   }
   // Equal weights; V = (0 + 100 + 200) / 3 = 100.
@@ -92,7 +93,7 @@ TEST(Fair, PickEevdfSkipsAnIneligibleEarlierDeadline) {
   for (auto* t : {&a, &b, &c}) {
     cfs.sum_w_vruntime += static_cast<int64_t>(t->se.vruntime) * 1024;
     cfs.sum_weight += 1024;
-    cfs.timeline.push_back(t);
+    cfs.timeline.push_back(&t->se);
   }
   cfs.nr_queued = 3;
   EXPECT_TRUE(kernel::entity_eligible(&cfs, &b.se));

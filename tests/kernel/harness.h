@@ -94,8 +94,8 @@ inline void check_lb_view(const kernel::Kernel& k) {
 }
 
 // Per CPU: busy + idle = elapsed, user + kernel = busy; overall: sum of task run time =
-// sum of busy time; every task is current on at most one CPU and queued on at most one;
-// the load-balancing view matches the runqueues.
+// sum of busy time; every task is current on at most one CPU and queued on at most one,
+// its entity on its CPU's cfs_rq; the load-balancing view matches the runqueues.
 inline void check_invariants(const kernel::Kernel& k, sim::Time elapsed) {
   check_lb_view(k);
   uint64_t busy = 0, task_run = 0;
@@ -111,12 +111,15 @@ inline void check_invariants(const kernel::Kernel& k, sim::Time elapsed) {
     for (int c = 0; c < k.nr_cpus(); ++c) {
       const kernel::rq& rq = k.cpu_rq(c);
       current_on += rq.curr == t.get();
-      for (auto* q : rq.cfs.timeline) queued_on += q == t.get();
+      for (auto* q : rq.cfs.timeline) queued_on += q == &t->se;
       for (const auto& list : rq.rt.queue)
         for (auto* q : list) queued_on += q == t.get();
     }
     EXPECT_LE(current_on, 1) << "pid " << t->pid;
     EXPECT_LE(queued_on, 1) << "pid " << t->pid;
+    // The entity hierarchy: every task is in the root group, on its own CPU's cfs_rq.
+    EXPECT_EQ(kernel::cfs_rq_of(&t->se), &k.cpu_rq(t->cpu).cfs) << "pid " << t->pid;
+    EXPECT_EQ(kernel::parent_entity(&t->se), nullptr) << "pid " << t->pid;
     if (current_on && t->sched_class != &kernel::rt_sched_class) {
       EXPECT_EQ(queued_on, 0);
     }
