@@ -24,7 +24,7 @@ sim::Time scaled_duration(const rq* rq, s64 work_ns) {
 // User work done in `elapsed` wall ns now.
 s64 scaled_progress(const rq* rq, sim::Time elapsed) {
   if (!rq->ex.sibling_busy) return elapsed;
-  return elapsed * 1000 / rq->k->machine_.costs.smt_slowdown_permille;
+  return static_cast<s64>(static_cast<uint64_t>(elapsed * 1000) / rq->k->smt_slowdown_div);
 }
 
 void spin_link(task_struct* p, UserWord* w) {

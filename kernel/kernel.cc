@@ -14,6 +14,8 @@ namespace kernel {
 Kernel::Kernel(sim::Engine* engine, const hw::Machine& machine, const KernelConfig& cfg)
     : machine_(machine), cfg_(cfg), rng(cfg.seed, 0x6b65726e656c), engine_(engine) {
   slice_ops = slice_ext_select(cfg_.slice_ext.abi);
+  smt_slowdown_div =
+      libdivide::divider<uint64_t>(static_cast<uint64_t>(machine_.costs.smt_slowdown_permille));
   const int n = machine_.topo.nr_cpus;
   // sched_init_smp() -> update_sysctl(): LOG scaling, factor 1 + ilog2(min(ncpus, 8)).
   int factor = 1;

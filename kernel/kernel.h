@@ -2,6 +2,8 @@
 // driven by the engine. Workloads create processes and threads through the methods below;
 // user programs reach it only through UserContext actions and the user_* memory methods.
 #pragma once
+#include <libdivide.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -83,6 +85,9 @@ class Kernel {
   int nr_idle_cpus = 0;
   const struct slice_ext_ops* slice_ops = nullptr;  // selected once from cfg_.slice_ext.abi
   sim::Rng rng;                                     // the kernel's own draws (rseq_miss)
+  // Divides by costs.smt_slowdown_permille without a 64-bit divide: settle_user() converts
+  // wall time to work on nearly every event.
+  libdivide::divider<uint64_t> smt_slowdown_div;
   std::vector<std::unique_ptr<struct mm_struct>> mms;
   std::vector<task_struct*> balance_scratch;        // detach_tasks() candidates
   // Per CPU, what load balancing and idle-CPU searches read of every CPU of a domain, again

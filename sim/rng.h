@@ -3,6 +3,8 @@
 // so adding a thread does not perturb the draws of the others. Distributions are written here
 // (not <random>) so that results are identical on every standard library.
 #pragma once
+#include <libdivide.h>
+
 #include <cmath>
 #include <cstdint>
 
@@ -32,7 +34,7 @@ class Rng {
   double uniform01() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
   // Uniform integer in [lo, hi] (inclusive); REQUIRES lo <= hi.
   int64_t uniform_int(int64_t lo, int64_t hi) {
-    const uint64_t span = static_cast<uint64_t>(hi - lo) + 1;
+    const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1;
     if (span == 0) return static_cast<int64_t>(next_u64());
     return lo + static_cast<int64_t>(next_u64() % span);  // bias < 2^-40 for spans we use
   }
@@ -55,6 +57,28 @@ class Rng {
     return z ^ (z >> 31);
   }
   uint64_t s_[4];
+};
+
+// Rng::uniform_int over a range fixed in advance: the same draws, with the modulo done by
+// libdivide's multiply and shift instead of a 64-bit divide (tens of cycles on every draw).
+class UniformInt {
+ public:
+  UniformInt() : UniformInt(0, 0) {}
+  // REQUIRES lo <= hi.
+  UniformInt(int64_t lo, int64_t hi)
+      : lo_(lo), span_(static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1) {
+    if (span_ != 0) div_ = libdivide::divider<uint64_t>(span_);
+  }
+  int64_t operator()(Rng& rng) const {
+    const uint64_t x = rng.next_u64();
+    if (span_ == 0) return static_cast<int64_t>(x);
+    return lo_ + static_cast<int64_t>(x - x / div_ * span_);
+  }
+
+ private:
+  int64_t lo_;
+  uint64_t span_;  // 0: the whole 64-bit range
+  libdivide::divider<uint64_t> div_;
 };
 
 }  // namespace sim

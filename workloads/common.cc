@@ -16,7 +16,7 @@ int64_t round_half_away(double x) {
 int64_t Dist::sample(sim::Rng& rng) const {
   switch (kind) {
     case Const: return a;
-    case Uniform: return rng.uniform_int(a, b);
+    case Uniform: return uniform(rng);
     case Exp: return round_half_away(rng.exponential(static_cast<double>(a)));
     case Normal:
       return std::max<int64_t>(
@@ -50,6 +50,7 @@ std::string parse_dist(const std::string& param, const std::string& spec, Dist* 
   } else if (parts[0] == "uniform" && parts.size() == 3) {
     d.kind = Dist::Uniform;
     if (!dur(parts[1], &d.a) || !dur(parts[2], &d.b) || d.b < d.a) return bad;
+    d.uniform = sim::UniformInt(d.a, d.b);
   } else if (parts[0] == "exp" && parts.size() == 2) {
     d.kind = Dist::Exp;
     if (!dur(parts[1], &d.a)) return bad;

@@ -16,6 +16,7 @@ namespace workloads {
 struct Dist {
   enum Kind { Const, Uniform, Exp, Normal } kind = Const;
   int64_t a = 0, b = 0;
+  sim::UniformInt uniform;  // Uniform: [a, b], set by parse_dist
   int64_t sample(sim::Rng& rng) const;
   double mean() const;
 };

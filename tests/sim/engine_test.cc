@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "sim/rng.h"
@@ -237,6 +238,22 @@ TEST(Rng, StreamsAreIndependentOfEachOther) {
   int same = 0;
   for (int i = 0; i < 100; ++i) same += a2.next_u64() == c.next_u64();
   EXPECT_EQ(same, 0);
+}
+
+// UniformInt divides by multiplication; it must draw exactly what uniform_int draws, for
+// every kind of span (1, powers of two, odd, near 2^63, the whole range).
+TEST(Rng, UniformIntDrawsWhatUniformIntDraws) {
+  const std::pair<int64_t, int64_t> ranges[] = {
+      {0, 0},       {5, 5},          {0, 1},         {0, 1023},       {5000, 15000},
+      {-7, 9},      {0, 999999937},  {1, INT64_MAX}, {INT64_MIN, -1}, {INT64_MIN, INT64_MAX}};
+  for (const auto& [lo, hi] : ranges) {
+    sim::Rng a(7, 3), b(7, 3);
+    const sim::UniformInt u(lo, hi);
+    for (int i = 0; i < 20000; ++i) {
+      const int64_t want = a.uniform_int(lo, hi);
+      ASSERT_EQ(u(b), want) << "[" << lo << ", " << hi << "] draw " << i;
+    }
+  }
 }
 
 TEST(Histogram, PercentilesAreWithinTheBucketPrecision) {
