@@ -234,6 +234,8 @@ int do_list(const std::string& what) {
                "  base_slice_ns    normalized base slice (default 750000 in 6.12, else 700000)\n"
                "  nohz_idle        true | false (default true)\n"
                "  migration_cost_ns, rr_timeslice_ms\n"
+               "  fair_server.runtime_ns, fair_server.period_ns\n"
+               "                   fair deadline server (default 50000000 per 1000000000; 0 = off)\n"
                "  slice_ext        none | rfc | rseq2023 | mainline (default: the workload's ext)\n"
                "  slice_ext.nsec   grant length (default 50us rfc/rseq2023, 5us mainline: 5..50us)\n"
                "  slice_ext.tick, slice_ext.fair_only, slice_ext.no_defer_rt, slice_ext.lazy_remote\n"

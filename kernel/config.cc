@@ -138,6 +138,15 @@ std::string set_config_key(KernelConfig* cfg, const std::string& key, const std:
     cfg->migration_cost_ns = n;
     return "";
   }
+  if (key == "fair_server.runtime_ns" || key == "fair_server.period_ns") {
+    const bool runtime = key == "fair_server.runtime_ns";
+    // debugfs bounds: the period within 100 us .. 2^22 us (fair_server_period_min/max).
+    if (!parse_int(value, &n) || n < (runtime ? 0 : 100000) || n > 4194304000LL)
+      return key + ": must be an integer in " + (runtime ? "0" : "100000") +
+             "..4194304000 ns (got '" + value + "')";
+    (runtime ? cfg->fair_server_runtime_ns : cfg->fair_server_period_ns) = n;
+    return "";
+  }
   if (key == "rr_timeslice_ms") {
     if (!parse_int(value, &n) || n < 1) return "rr_timeslice_ms: must be an integer >= 1";
     cfg->rr_timeslice_ms = static_cast<int>(n);
@@ -207,6 +216,10 @@ std::string validate_config(const KernelConfig& cfg) {
       (cfg.preempt == PreemptModel::None || cfg.preempt == PreemptModel::Voluntary))
     return std::string("preempt: 7.0 on x86 offers only full and lazy (got ") +
            preempt_name(cfg.preempt) + ")";
+  if (cfg.fair_server_runtime_ns > cfg.fair_server_period_ns)
+    return "fair_server.runtime_ns: must not exceed fair_server.period_ns (" +
+           std::to_string(cfg.fair_server_runtime_ns) + " > " +
+           std::to_string(cfg.fair_server_period_ns) + ")";
   // 7.0 bounds debugfs rseq/slice_ext_nsec to 5..50 us (ERANGE outside).
   if (cfg.slice_ext.abi == SliceExtAbi::Mainline && cfg.slice_ext.nsec != 0 &&
       (cfg.slice_ext.nsec < 5000 || cfg.slice_ext.nsec > 50000))

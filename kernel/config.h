@@ -48,6 +48,10 @@ struct KernelConfig {
   bool nohz_idle = true;    // CONFIG_NO_HZ_IDLE: idle CPUs stop their tick
   sim::Time migration_cost_ns = 500000;  // sysctl_sched_migration_cost
   int rr_timeslice_ms = 100;             // sched_rr_timeslice_ms
+  // The fair deadline server (6.12+): per CPU, fair tasks get this much CPU per period even
+  // under RT load (debugfs sched/fair_server/cpuN/{runtime,period}); runtime 0 disables it.
+  sim::Time fair_server_runtime_ns = 50000000;
+  sim::Time fair_server_period_ns = 1000000000;
   SliceExtConfig slice_ext;
   uint64_t seed = 1;                     // for the kernel's own random draws (rseq_miss)
 

@@ -57,6 +57,9 @@ Kernel::Kernel(sim::Engine* engine, const hw::Machine& machine, const KernelConf
     ex.ipi_timer.fn = ipi_timer_fn;
     ex.slice_timer.fn = slice_ext_timer_fn;
     ex.hrtick_timer.fn = hrtick_timer_fn;
+    rq->fair_server.timer.fn = dl_server_timer_fn;
+    rq->fair_server.timer.ctx = rq.get();
+    rq->fair_server.timer.arg = static_cast<uint32_t>(cpu);
     rqs_.push_back(std::move(rq));
   }
   nr_idle_cpus = n;

@@ -120,6 +120,8 @@ void wakeup_preempt(rq* rq, task_struct* p, int flags) {
   task_struct* curr = rq->curr;
   if (p->sched_class == curr->sched_class)
     curr->sched_class->wakeup_preempt(rq, p, flags);
+  else if (curr->sched_class == &fair_sched_class && rq->fair_server.defer_running)
+    return;  // curr runs for the fair deadline server, which outranks RT
   else if (sched_class_rank(p->sched_class) > sched_class_rank(curr->sched_class)) {
     rq->resched_by_rt = true;  // remembered for the "never defer an RT wakeup" policy
     resched_curr(rq);
@@ -256,6 +258,16 @@ void wake_up_new_task(Kernel* k, task_struct* p) {
 static task_struct* pick_next_task(rq* rq, task_struct* prev) {
   static const sched_class* const classes[] = {&rt_sched_class, &fair_sched_class,
                                                &idle_sched_class};
+  // The fair deadline server, when it runs (at zero laxity), picks fair tasks before RT.
+  if (rq->fair_server.defer_running) {
+    if (task_struct* p = fair_sched_class.pick_task(rq)) {
+      if (p != prev) {
+        prev->sched_class->put_prev_task(rq, prev);
+        p->sched_class->set_next_task(rq, p, true);
+      }
+      return p;
+    }
+  }
   for (;;) {
     for (const sched_class* c : classes) {
       // About to go idle: pull work first (pick_next_task_fair's sched_balance_newidle()).
@@ -306,6 +318,7 @@ void __schedule(rq* rq, bool preempt) {
   next->on_cpu = true;
   rq->curr = next;
   lb_view_update(rq);
+  dl_server_update_defer(rq);
   cpu_switch(rq, prev, next, k->now());
   cpu_charge(rq, k->machine_.costs.context_switch_ns);
 }

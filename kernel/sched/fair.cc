@@ -227,6 +227,8 @@ static void update_curr(cfs_rq* cfs) {
   curr->sum_exec_runtime += static_cast<u64>(delta);
   curr->vruntime += calc_delta_fair(static_cast<u64>(delta), curr);
   const bool resched = update_deadline(cfs, curr);
+  // Fair execution is charged to the deadline server whether or not it ran on its behalf.
+  if (entity_is_task(curr) && rq->fair_server.active) dl_server_update(rq, delta);
   if (cfs->nr_queued == 1) return;
   if (v612(rq->k)) {
     if (resched || did_preempt_short(cfs, curr)) resched_curr(rq);
@@ -295,6 +297,7 @@ static void requeue_delayed_entity(cfs_rq* cfs, sched_entity* se) {
   se->sched_delayed = false;
   cfs->h_nr_runnable++;
   add_nr_running(rq, 1);
+  if (rq->cfs.h_nr_runnable == 1) dl_server_start(rq);
 }
 
 // hrtick_start_fair(): with sched_feat(HRTICK), time the end of curr's slice exactly instead
@@ -334,6 +337,7 @@ static void enqueue_task_fair(rq* rq, task_struct* p, int flags) {
   }
   for_each_sched_entity(se) cfs_rq_of(se)->h_nr_runnable++;
   add_nr_running(rq, 1);
+  if (rq->cfs.h_nr_runnable == 1) dl_server_start(rq);  // the first runnable fair task
   hrtick_update(rq);
 }
 
@@ -349,6 +353,7 @@ static bool dequeue_entity(cfs_rq* cfs, sched_entity* se, int flags) {
       se->sched_delayed = true;
       cfs->h_nr_runnable--;
       sub_nr_running(rq, 1);
+      if (!rq->cfs.h_nr_runnable) dl_server_stop(rq);
       return false;
     }
   }
@@ -387,6 +392,7 @@ static int dequeue_entities(rq* rq, sched_entity* se, int flags) {
   }
   for_each_sched_entity(se) cfs_rq_of(se)->h_nr_runnable -= h_nr_runnable;
   if (h_nr_runnable) sub_nr_running(rq, 1);
+  if (!rq->cfs.h_nr_runnable) dl_server_stop(rq);  // the last runnable fair task left
   return 1;
 }
 

@@ -261,6 +261,17 @@ enum : unsigned { IPI_RESCHEDULE = 1u << 0, IPI_CALL_FUNC = 1u << 1, IPI_NOHZ_KI
 
 // Sums of Kernel::lb_view over the CPUs of one sched group (a CPU, core, LLC or socket).
 // Simulator-only: kept up to date by lb_view_update(), so update_sg_lb_stats() is O(1).
+// The fair deadline server (6.12+, rq->fair_server, a deferred sched_dl_entity in
+// kernel/sched/deadline.c): fair tasks starved by RT get `fair_server_runtime_ns` per
+// `fair_server_period_ns`, at the end of the period (zero laxity). See deadline.cc.
+struct dl_server {
+  s64 runtime = 0;             // left in this period (dl_se->runtime)
+  u64 deadline = 0;            // end of this period (dl_se->deadline)
+  bool active = false;         // dl_server_active(): started, fair tasks are runnable
+  bool defer_running = false;  // dl_defer_running: enqueued as a deadline entity, above RT
+  sim::Timer timer;            // dl_se->dl_timer: zero-laxity instant or replenishment
+};
+
 struct lb_sum {
   s64 nr_running = 0;
   s64 load = 0;
@@ -305,6 +316,7 @@ struct rq {
   u64 avg_idle = 1000000;      // EWMA of idle durations, ns (initial 2 x 500 us)
   u64 idle_stamp = 0;
   std::vector<sched_domain> sd;  // bottom-up
+  dl_server fair_server;
   rt_rq rt;
 };
 
@@ -352,6 +364,14 @@ void __schedule(rq* rq, bool preempt);
 void schedule(rq* rq, bool preempt);
 void do_sched_yield(rq* rq);
 void sched_tick(rq* rq);
+
+// ---- deadline.cc: the fair deadline server ----
+void dl_server_start(rq* rq);           // the first fair task became runnable
+void dl_server_stop(rq* rq);            // no fair task is runnable any more
+void dl_server_update(rq* rq, s64 delta_exec);  // a fair task ran delta_exec ns
+// Arms the server's timer while RT keeps queued fair tasks off the CPU, cancels it else.
+void dl_server_update_defer(rq* rq);
+void dl_server_timer_fn(sim::Timer* t, sim::Time now);
 
 // ---- rt.cc ----
 int select_task_rq_rt(Kernel* k, task_struct* p, int prev_cpu, int wake_flags, int waker_cpu);

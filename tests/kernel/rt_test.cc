@@ -57,3 +57,71 @@ TEST(Rt, TwoRoundRobinThreadsAlternateAndShareEqually) {
   EXPECT_LT(s.task(a).stats.nr_switches_involuntary, 15u);
   EXPECT_GT(s.task(a).stats.nr_switches_involuntary, 5u);
 }
+
+// The fair deadline server (6.12+): a FIFO hog does not starve a fair task on its CPU
+// completely; the fair task gets the server's runtime once per period, at the period's end.
+namespace {
+struct StarvedFair {
+  int64_t fair_run_ns;
+  std::vector<int64_t> fair_runs;  // when the fair task was seen running, per 10 ms sample
+};
+
+StarvedFair run_fifo_hog_and_fair_hog(kernel::KernelConfig cfg, int64_t duration) {
+  Sim s(flat_machine(1), cfg);
+  kernel::TaskAttr h;
+  h.cpus = {0};
+  StarvedFair out{};
+  // The fair task records its progress: it computes in 1 ms steps.
+  const int fair = s.spawn(h, [&out](user::Thread& t) -> user::Program {
+    for (;;) {
+      co_await t.compute(1000000);
+      out.fair_runs.push_back(t.now());
+    }
+  });
+  kernel::TaskAttr f;
+  f.policy = SCHED_FIFO;
+  f.rt_priority = 50;
+  f.cpus = {0};
+  s.spawn(f, hog);
+  s.run(duration);
+  out.fair_run_ns = static_cast<int64_t>(s.task(fair).stats.run_ns);
+  testing_support::check_invariants(*s.k, duration);
+  return out;
+}
+}  // namespace
+
+TEST(Rt, AFifoHogLeavesFairTasksTheFairServersRuntimeAtTheEndOfEachPeriod) {
+  const StarvedFair r =
+      run_fifo_hog_and_fair_hog(kernel::default_config(kernel::KernelVersion::V7_0),
+                                3 * sim::kNsecPerSec);
+  // 50 ms per 1000 ms period: about 150 ms in 3 s (switch and interrupt costs aside; the
+  // first period starts when the fair task is first enqueued).
+  EXPECT_NEAR(static_cast<double>(r.fair_run_ns), 150e6, 10e6);
+  // Zero laxity: the fair task's progress happens in the last 50 ms of each period.
+  ASSERT_FALSE(r.fair_runs.empty());
+  for (int64_t at : r.fair_runs) {
+    const int64_t in_period = at % sim::kNsecPerSec;
+    EXPECT_TRUE(in_period >= 940000000 || in_period <= 10000000) << "progress at " << at;
+  }
+}
+
+TEST(Rt, WithoutTheFairServerAFifoHogStarvesFairTasks) {
+  kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
+  cfg.fair_server_runtime_ns = 0;
+  const StarvedFair r = run_fifo_hog_and_fair_hog(cfg, 3 * sim::kNsecPerSec);
+  EXPECT_LT(r.fair_run_ns, 1000000);
+}
+
+// A fair task that gets the CPU normally never triggers the server: two fair hogs still
+// split the CPU evenly and the server's timer never fires.
+TEST(Rt, TheFairServerStaysOutOfTheWayWithoutRtLoad) {
+  Sim s(flat_machine(1));
+  kernel::TaskAttr h;
+  h.cpus = {0};
+  s.spawn(h, hog);
+  s.spawn(h, hog);
+  s.run(2 * sim::kNsecPerSec);
+  EXPECT_FALSE(s.k->rq_of(0)->fair_server.defer_running);
+  EXPECT_FALSE(s.k->rq_of(0)->fair_server.timer.armed);
+  EXPECT_TRUE(s.k->rq_of(0)->fair_server.active);
+}
