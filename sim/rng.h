@@ -36,7 +36,8 @@ class Rng {
   int64_t uniform_int(int64_t lo, int64_t hi) {
     const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1;
     if (span == 0) return static_cast<int64_t>(next_u64());
-    return lo + static_cast<int64_t>(next_u64() % span);  // bias < 2^-40 for spans we use
+    // bias < 2^-40 for spans we use; the sum wraps like two's complement, never overflows
+    return static_cast<int64_t>(static_cast<uint64_t>(lo) + next_u64() % span);
   }
   // Exponential with the given mean (inverse transform).
   double exponential(double mean) { return -mean * std::log1p(-uniform01()); }
@@ -72,13 +73,15 @@ class UniformInt {
   int64_t operator()(Rng& rng) const {
     const uint64_t x = rng.next_u64();
     if (span_ == 0) return static_cast<int64_t>(x);
-    return lo_ + static_cast<int64_t>(x - x / div_ * span_);
+    return static_cast<int64_t>(static_cast<uint64_t>(lo_) + reduce(x));
   }
+  // x % span, by multiplication. REQUIRES the range is not the whole 64-bit range.
+  uint64_t reduce(uint64_t x) const { return x - x / div_ * span_; }
 
  private:
   int64_t lo_;
   uint64_t span_;  // 0: the whole 64-bit range
-  libdivide::divider<uint64_t> div_;
+  libdivide::divider<uint64_t> div_{1};
 };
 
 }  // namespace sim

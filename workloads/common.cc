@@ -48,9 +48,8 @@ std::string parse_dist(const std::string& param, const std::string& spec, Dist* 
   if (parts.size() == 1) {
     if (!dur(parts[0], &d.a)) return bad;
   } else if (parts[0] == "uniform" && parts.size() == 3) {
-    d.kind = Dist::Uniform;
     if (!dur(parts[1], &d.a) || !dur(parts[2], &d.b) || d.b < d.a) return bad;
-    d.uniform = sim::UniformInt(d.a, d.b);
+    d = Dist::uniform_dist(d.a, d.b);
   } else if (parts[0] == "exp" && parts.size() == 2) {
     d.kind = Dist::Exp;
     if (!dur(parts[1], &d.a)) return bad;

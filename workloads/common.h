@@ -16,7 +16,15 @@ namespace workloads {
 struct Dist {
   enum Kind { Const, Uniform, Exp, Normal } kind = Const;
   int64_t a = 0, b = 0;
-  sim::UniformInt uniform;  // Uniform: [a, b], set by parse_dist
+  sim::UniformInt uniform;  // Uniform: the draw over [a, b]; build with uniform_dist()
+  static Dist uniform_dist(int64_t lo, int64_t hi) {
+    Dist d;
+    d.kind = Uniform;
+    d.a = lo;
+    d.b = hi;
+    d.uniform = sim::UniformInt(lo, hi);
+    return d;
+  }
   int64_t sample(sim::Rng& rng) const;
   double mean() const;
 };

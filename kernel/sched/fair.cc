@@ -279,6 +279,20 @@ static void enqueue_entity(cfs_rq* cfs, sched_entity* se, int flags) {
   if (!curr) __enqueue_entity(cfs, se);
 }
 
+// set_delayed() / clear_delayed(): a delayed task stays queued but is not runnable, at every
+// level of the hierarchy.
+static void set_delayed(sched_entity* se) {
+  se->sched_delayed = true;
+  if (!entity_is_task(se)) return;
+  for_each_sched_entity(se) cfs_rq_of(se)->h_nr_runnable--;
+}
+
+static void clear_delayed(sched_entity* se) {
+  se->sched_delayed = false;
+  if (!entity_is_task(se)) return;
+  for_each_sched_entity(se) cfs_rq_of(se)->h_nr_runnable++;
+}
+
 // requeue_delayed_entity(): a delayed (still queued) task is woken in place. DELAY_ZERO:
 // positive lag it earned while delayed is dropped and it is placed again.
 static void requeue_delayed_entity(cfs_rq* cfs, sched_entity* se) {
@@ -294,8 +308,7 @@ static void requeue_delayed_entity(cfs_rq* cfs, sched_entity* se) {
       cfs->nr_queued++;
     }
   }
-  se->sched_delayed = false;
-  cfs->h_nr_runnable++;
+  clear_delayed(se);
   add_nr_running(rq, 1);
   if (rq->cfs.h_nr_runnable == 1) dl_server_start(rq);
 }
@@ -348,10 +361,11 @@ static bool dequeue_entity(cfs_rq* cfs, sched_entity* se, int flags) {
   const bool sleep = flags & DEQUEUE_SLEEP;
   update_curr(cfs);
   if (!(flags & DEQUEUE_DELAYED)) {
-    const bool delay = sleep && !(flags & DEQUEUE_SPECIAL);
+    // Only task entities are delayed here; Linux delays group entities too (left for the
+    // task groups, with the rest of dequeue_entities()' group handling).
+    const bool delay = sleep && !(flags & DEQUEUE_SPECIAL) && entity_is_task(se);
     if (feat(rq, __SCHED_FEAT_DELAY_DEQUEUE) && delay && !entity_eligible(cfs, se)) {
-      se->sched_delayed = true;
-      cfs->h_nr_runnable--;
+      set_delayed(se);
       sub_nr_running(rq, 1);
       if (!rq->cfs.h_nr_runnable) dl_server_stop(rq);
       return false;
@@ -376,8 +390,11 @@ static bool dequeue_entity(cfs_rq* cfs, sched_entity* se, int flags) {
 
 // dequeue_entities(): dequeue a task's entity and each group entity above it whose runqueue
 // it leaves empty. Returns -1 if DELAY_DEQUEUE keeps the task queued, 1 when dequeued. A
-// task already delayed was counted out of the runnable tasks when it was delayed.
+// task already delayed was counted out of the runnable tasks when it was delayed; its final
+// dequeue (DEQUEUE_DELAYED, from the pick) also does what block_task() skipped.
 static int dequeue_entities(rq* rq, sched_entity* se, int flags) {
+  task_struct* p = entity_is_task(se) ? task_of(se) : nullptr;
+  const bool task_delayed = flags & DEQUEUE_DELAYED;
   const int h_nr_runnable = se->sched_delayed ? 0 : 1;
   for_each_sched_entity(se) {
     cfs_rq* cfs = cfs_rq_of(se);
@@ -393,6 +410,7 @@ static int dequeue_entities(rq* rq, sched_entity* se, int flags) {
   for_each_sched_entity(se) cfs_rq_of(se)->h_nr_runnable -= h_nr_runnable;
   if (h_nr_runnable) sub_nr_running(rq, 1);
   if (!rq->cfs.h_nr_runnable) dl_server_stop(rq);  // the last runnable fair task left
+  if (p && task_delayed) p->on_rq = false;         // __block_task()
   return 1;
 }
 
@@ -431,7 +449,6 @@ again:
     if (!se) return nullptr;
     if (se->sched_delayed) {
       dequeue_entities(rq, se, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
-      task_of(se)->on_rq = false;  // __block_task()
       goto again;
     }
     cfs = group_cfs_rq(se);

@@ -256,6 +256,36 @@ TEST(Rng, UniformIntDrawsWhatUniformIntDraws) {
   }
 }
 
+// The division behind UniformInt at the numerators where a multiply-shift division goes
+// wrong if it does (around multiples of the divisor, the top of the range), for divisors
+// of every size: small ones, the SMT slowdown's 1000..4000, powers of two and their
+// neighbours, and spans above 2^63.
+TEST(Rng, UniformIntReducesLikeTheModuloAtTheEdges) {
+  std::vector<uint64_t> divisors;
+  for (uint64_t d = 1; d <= 4100; ++d) divisors.push_back(d);
+  for (int b = 1; b < 64; ++b)
+    for (int64_t e : {-1, 0, 1}) divisors.push_back((uint64_t{1} << b) + static_cast<uint64_t>(e));
+  for (uint64_t d : {uint64_t{999999937}, (uint64_t{1} << 63) + 12345, ~uint64_t{0} - 1, ~uint64_t{0}})
+    divisors.push_back(d);
+  sim::Rng rng(3, 9);
+  for (uint64_t d : divisors) {
+    if (d == 0) continue;
+    // UniformInt(lo, hi) has span hi - lo + 1 = d.
+    const sim::UniformInt u(0, static_cast<int64_t>(d - 1));
+    std::vector<uint64_t> xs = {0, 1, d - 1, d, d + 1, ~uint64_t{0}, ~uint64_t{0} - 1,
+                                uint64_t{1} << 63, (uint64_t{1} << 63) - 1};
+    const uint64_t top = ~uint64_t{0} / d;  // multiples k*d that fit
+    for (uint64_t k : {uint64_t{2}, uint64_t{3}, top / 2, top - 1, top}) {
+      if (k == 0 || k > top) continue;
+      xs.push_back(k * d - 1);
+      xs.push_back(k * d);
+      if (k * d + 1 != 0) xs.push_back(k * d + 1);
+    }
+    for (int i = 0; i < 8; ++i) xs.push_back(rng.next_u64());
+    for (uint64_t x : xs) ASSERT_EQ(u.reduce(x), x % d) << x << " mod " << d;
+  }
+}
+
 TEST(Histogram, PercentilesAreWithinTheBucketPrecision) {
   sim::Histogram h;
   for (int i = 1; i <= 10000; ++i) h.add(i * 1000);
