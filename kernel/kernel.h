@@ -81,6 +81,7 @@ class Kernel {
   KernelConfig cfg_;
   u64 base_slice_ns = 0;       // sysctl_sched_base_slice, scaled for nr_cpus
   unsigned nr_overloaded = 0;  // CPUs with nr_running >= 2 (root domain "overload")
+  unsigned rto_count = 0;      // CPUs with pushable RT tasks (root domain rto_count)
   u64 nohz_next_balance = 0;   // jiffies
   int nr_idle_cpus = 0;
   const struct slice_ext_ops* slice_ops = nullptr;  // selected once from cfg_.slice_ext.abi

@@ -147,7 +147,7 @@ void set_task_cpu(task_struct* p, int cpu) {
 }
 
 // set_task_cpu() + the migration of a queued, not running task (move_queued_task()).
-void move_queued_task(rq* src, task_struct* p, rq* dst) {
+void move_queued_task_locked(rq* src, task_struct* p, rq* dst) {
   assert(p->on_rq && !p->on_cpu);
   update_rq_clock(src);
   update_rq_clock(dst);
@@ -155,6 +155,10 @@ void move_queued_task(rq* src, task_struct* p, rq* dst) {
   set_task_cpu(p, dst->cpu);
   p->stats.nr_migrations++;
   activate_task(dst, p, ENQUEUE_MIGRATED);
+}
+
+void move_queued_task(rq* src, task_struct* p, rq* dst) {
+  move_queued_task_locked(src, p, dst);
   wakeup_preempt(dst, p, 0);
 }
 
@@ -174,6 +178,7 @@ static void ttwu_do_activate(rq* rq, task_struct* p, int wake_flags) {
   activate_task(rq, p, en_flags);
   wakeup_preempt(rq, p, wake_flags);
   p->__state = TASK_RUNNING;  // ttwu_do_wakeup()
+  if (p->sched_class->task_woken) p->sched_class->task_woken(rq, p);
 }
 
 // ttwu_queue_cond(): queue the wakeup on the target's wake list (and IPI it) when the waker
@@ -252,10 +257,14 @@ void wake_up_new_task(Kernel* k, task_struct* p) {
   p->__state = TASK_RUNNING;
   activate_task(rq, p, ENQUEUE_INITIAL);
   wakeup_preempt(rq, p, WF_FORK);
+  if (p->sched_class->task_woken) p->sched_class->task_woken(rq, p);
 }
 
 // pick_next_task(): the classes in priority order; the idle class always has a task.
 static task_struct* pick_next_task(rq* rq, task_struct* prev) {
+  // put_prev_task_balance(): the classes from prev's down may pull work first (RT: pull when
+  // this rq's priority drops; the fair class pulls as the CPU is about to idle, below).
+  if (prev->sched_class->balance) prev->sched_class->balance(rq, prev);
   static const sched_class* const classes[] = {&rt_sched_class, &fair_sched_class,
                                                &idle_sched_class};
   // The fair deadline server, when it runs (at zero laxity), picks fair tasks before RT.
@@ -321,6 +330,7 @@ void __schedule(rq* rq, bool preempt) {
   dl_server_update_defer(rq);
   cpu_switch(rq, prev, next, k->now());
   cpu_charge(rq, k->machine_.costs.context_switch_ns);
+  if (next->sched_class == &rt_sched_class) push_rt_tasks(rq);  // balance callback
 }
 
 void schedule(rq* rq, bool preempt) {

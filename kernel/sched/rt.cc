@@ -1,9 +1,10 @@
 // The real-time class: SCHED_FIFO and SCHED_RR, priorities 1..99, mirroring
-// kernel/sched/rt.c (v6.12 .. v7.0). Push/pull balancing is reduced to wakeup placement
-// (select_task_rq_rt); see docs/model.md.
+// kernel/sched/rt.c (v6.12 .. v7.0): wakeup placement (select_task_rq_rt), and push/pull
+// balancing so that a queued RT task runs wherever less important work runs.
 #include <algorithm>
 #include <cassert>
 
+#include "kernel/cpu_exec.h"
 #include "kernel/kernel.h"
 #include "kernel/sched/sched.h"
 
@@ -15,6 +16,39 @@ static int rt_first_prio(const rt_rq* rt) {
   if (rt->bitmap[0]) return __builtin_ctzll(rt->bitmap[0]);
   if (rt->bitmap[1]) return 64 + __builtin_ctzll(rt->bitmap[1]);
   return MAX_RT_PRIO;
+}
+
+// ---- Pushable tasks and the overload mask (enqueue/dequeue_pushable_task, rt_set_overload) ----
+
+static void enqueue_pushable_task(rq* rq, task_struct* p) {
+  if (p->rt.pushable) return;
+  p->rt.pushable = true;
+  if (rq->rt.rt_nr_pushable++ == 0) {
+    rq->rt.overloaded = true;
+    rq->k->rto_count++;
+  }
+}
+
+static void dequeue_pushable_task(rq* rq, task_struct* p) {
+  if (!p->rt.pushable) return;
+  p->rt.pushable = false;
+  if (--rq->rt.rt_nr_pushable == 0) {
+    rq->rt.overloaded = false;
+    rq->k->rto_count--;
+  }
+}
+
+// The most important pushable task of rq that may run on `cpu` (any CPU if cpu < 0).
+static task_struct* pick_highest_pushable_task(rq* rq, int cpu) {
+  if (!rq->rt.overloaded) return nullptr;
+  for (int w = 0; w < 2; ++w) {
+    for (uint64_t bits = rq->rt.bitmap[w]; bits; bits &= bits - 1) {
+      const int prio = w * 64 + __builtin_ctzll(bits);
+      for (task_struct* p : rq->rt.queue[prio])
+        if (p->rt.pushable && (cpu < 0 || task_allowed_on(p, cpu))) return p;
+    }
+  }
+  return nullptr;
 }
 
 static void update_curr_rt(rq* rq) {
@@ -38,6 +72,7 @@ static void enqueue_task_rt(rq* rq, task_struct* p, int flags) {
   rt->highest_prio = rt_first_prio(rt);
   p->rt.on_rq = true;
   add_nr_running(rq, 1);
+  if (p != rq->curr && p->nr_cpus_allowed > 1) enqueue_pushable_task(rq, p);
 }
 
 static bool dequeue_task_rt(rq* rq, task_struct* p, int flags) {
@@ -51,6 +86,7 @@ static bool dequeue_task_rt(rq* rq, task_struct* p, int flags) {
   rt->rt_nr_running--;
   rt->highest_prio = rt_first_prio(rt);
   p->rt.on_rq = false;
+  dequeue_pushable_task(rq, p);
   sub_nr_running(rq, 1);
   return true;
 }
@@ -77,11 +113,16 @@ static task_struct* pick_task_rt(rq* rq) {
   return rq->rt.queue[prio].front();
 }
 
-static void put_prev_task_rt(rq* rq, task_struct* p) { update_curr_rt(rq); }
+// put_prev_task_rt(): a preempted RT task still queued may now be pushed elsewhere.
+static void put_prev_task_rt(rq* rq, task_struct* p) {
+  update_curr_rt(rq);
+  if (p->rt.on_rq && p->nr_cpus_allowed > 1) enqueue_pushable_task(rq, p);
+}
 
 static void set_next_task_rt(rq* rq, task_struct* p, bool first) {
   p->se.exec_start = rq->clock;
   p->se.prev_sum_exec_runtime = p->se.sum_exec_runtime;
+  dequeue_pushable_task(rq, p);  // the running task is not pushable
 }
 
 // task_tick_rt(): SCHED_RR counts its slice down in ticks (RR_TIMESLICE = 100 ms) and goes
@@ -107,8 +148,26 @@ static int cpu_run_prio(Kernel* k, int cpu) {
   return MAX_RT_PRIO + 1;                                                // fair
 }
 
+// find_lowest_rq(): the CPU running the least important thing that p would preempt,
+// preferring the LLC of `near` (cpupri_find's lowest vector, then cache affinity); -1 if
+// p would preempt nothing anywhere.
+static int find_lowest_rq(Kernel* k, task_struct* p, int near) {
+  int best = -1, best_prio = -1;
+  for (int c = 0; c < k->nr_cpus(); ++c) {
+    if (!task_allowed_on(p, c)) continue;
+    int pr = cpu_run_prio(k, c);
+    if (pr <= p->prio) continue;  // would not preempt there
+    pr = pr * 2 + (cpus_share_cache(k, c, near) ? 1 : 0);
+    if (pr > best_prio) {
+      best_prio = pr;
+      best = c;
+    }
+  }
+  return best;
+}
+
 // select_task_rq_rt(): stay on the target unless it runs RT work at least as important;
-// then find_lowest_rq(): the CPU running the least important thing, preferring prev's LLC.
+// then find_lowest_rq().
 int select_task_rq_rt(Kernel* k, task_struct* p, int prev_cpu, int wake_flags, int waker_cpu) {
   rq* target = k->rq_of(prev_cpu);
   task_struct* curr = target->curr;
@@ -116,18 +175,71 @@ int select_task_rq_rt(Kernel* k, task_struct* p, int prev_cpu, int wake_flags, i
   if (!(curr_rt && (curr->nr_cpus_allowed < 2 || curr->prio <= p->prio)) &&
       target->rt.highest_prio > p->prio)
     return prev_cpu;
-  int best = -1, best_prio = -1;
-  for (int c = 0; c < k->nr_cpus(); ++c) {
-    if (!task_allowed_on(p, c)) continue;
-    int pr = cpu_run_prio(k, c);
-    if (pr <= p->prio) continue;  // would not preempt there
-    pr = pr * 2 + (cpus_share_cache(k, c, prev_cpu) ? 1 : 0);
-    if (pr > best_prio) {
-      best_prio = pr;
-      best = c;
-    }
-  }
+  const int best = find_lowest_rq(k, p, prev_cpu);
   return best >= 0 ? best : prev_cpu;
+}
+
+// A migration by push or pull: the remote runqueue lock and the task's lines cross caches.
+static void charge_rt_migration(Kernel* k, rq* src, rq* dst) {
+  rq* self = k->rq_of(k->current_cpu());
+  cpu_charge(self, 2 * k->machine_.line_transfer_ns(src->cpu, dst->cpu));
+}
+
+// push_rt_task(): move rq's most important pushable task to the CPU running the least
+// important work, if it would preempt there; if it should preempt here, reschedule here.
+static bool push_rt_task(rq* rq) {
+  Kernel* k = rq->k;
+  task_struct* next = pick_highest_pushable_task(rq, -1);
+  if (!next) return false;
+  if (next->prio < rq->curr->prio) {
+    resched_curr(rq);
+    return false;
+  }
+  const int cpu = find_lowest_rq(k, next, rq->cpu);
+  if (cpu < 0 || cpu == rq->cpu) return false;
+  struct rq* lowest = k->rq_of(cpu);
+  charge_rt_migration(k, rq, lowest);
+  move_queued_task_locked(rq, next, lowest);
+  resched_curr(lowest);
+  return true;
+}
+
+void push_rt_tasks(rq* rq) {
+  while (push_rt_task(rq)) {
+  }
+}
+
+// task_woken_rt(): a woken RT task that will not run here soon (an RT task at least as
+// important runs and cannot go elsewhere, or is not less important) is pushed at once.
+static void task_woken_rt(rq* rq, task_struct* p) {
+  task_struct* curr = rq->curr;
+  if (!p->on_cpu && !test_tsk_need_resched(curr) && p->nr_cpus_allowed > 1 &&
+      curr->sched_class == &rt_sched_class &&
+      (curr->nr_cpus_allowed < 2 || curr->prio <= p->prio))
+    push_rt_tasks(rq);
+}
+
+// pull_rt_task(): this rq's priority dropped; take the most important pushable task of any
+// overloaded CPU that is more important than what would run here and is not about to run
+// where it is. (Linux with RT_PUSH_IPI has the overloaded CPU push instead, one IPI later.)
+static void pull_rt_task(rq* this_rq) {
+  Kernel* k = this_rq->k;
+  if (!k->rto_count) return;
+  for (int c = 0; c < k->nr_cpus(); ++c) {
+    rq* src = k->rq_of(c);
+    if (c == this_rq->cpu || !src->rt.overloaded) continue;
+    task_struct* p = pick_highest_pushable_task(src, this_rq->cpu);
+    if (!p || p->prio >= this_rq->rt.highest_prio) continue;
+    if (p->prio < src->curr->prio) continue;  // it preempts there: leave it
+    charge_rt_migration(k, src, this_rq);
+    move_queued_task_locked(src, p, this_rq);
+  }
+}
+
+// balance_rt(): prev left the RT runqueue (blocked) and what remains here is less
+// important than it was: pull.
+static void balance_rt(rq* rq, task_struct* prev) {
+  if (!prev->rt.on_rq && rq->rt.highest_prio > prev->prio) pull_rt_task(rq);
 }
 
 const sched_class rt_sched_class = {
@@ -142,6 +254,8 @@ const sched_class rt_sched_class = {
     select_task_rq_rt,
     task_tick_rt,
     update_curr_rt,
+    task_woken_rt,
+    balance_rt,
 };
 
 // ---- The idle class (kernel/sched/idle.c): the per-CPU swapper, always runnable. ----

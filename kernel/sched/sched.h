@@ -91,6 +91,7 @@ struct sched_entity {
 struct sched_rt_entity {
   int time_slice = 0;  // RR ticks left
   bool on_rq = false;
+  bool pushable = false;  // on rq->rt's pushable tasks: queued, not running, may migrate
 };
 
 // Where the task's CPU is in its program when it is not running user code: what
@@ -205,6 +206,8 @@ struct cfs_rq {
 struct rt_rq {
   unsigned rt_nr_running = 0;
   int highest_prio = MAX_RT_PRIO;
+  unsigned rt_nr_pushable = 0;  // tasks marked sched_rt_entity::pushable
+  bool overloaded = false;      // has pushable tasks (a bit of the root domain's rto_mask)
   std::array<uint64_t, 2> bitmap{};
   std::array<std::vector<task_struct*>, MAX_RT_PRIO> queue;  // FIFO per prio; curr stays queued
 };
@@ -230,6 +233,10 @@ struct sched_class {
   // sched_tick (queued = 0) and hrtick (queued = 1); p == rq->curr.
   void (*task_tick)(rq* rq, task_struct* p, int queued);
   void (*update_curr)(rq* rq);
+  // After a wakeup enqueued p on rq (RT: push it on if it cannot run here soon).
+  void (*task_woken)(rq* rq, task_struct* p) = nullptr;
+  // Before picking, with prev no longer current-to-be (RT: pull if this rq's priority drops).
+  void (*balance)(rq* rq, task_struct* prev) = nullptr;
 };
 
 extern const sched_class rt_sched_class;
@@ -340,6 +347,8 @@ bool cpus_share_cache(Kernel* k, int a, int b);
 bool available_idle_cpu(Kernel* k, int cpu);
 bool task_allowed_on(const task_struct* p, int cpu);
 void move_queued_task(rq* src, task_struct* p, rq* dst);
+// The migration alone, without the wakeup preemption check (the caller reschedules).
+void move_queued_task_locked(rq* src, task_struct* p, rq* dst);
 
 // ---- fair.cc ----
 u64 calc_delta_fair(u64 delta, const sched_entity* se);
@@ -374,6 +383,9 @@ void dl_server_update_defer(rq* rq);
 void dl_server_timer_fn(sim::Timer* t, sim::Time now);
 
 // ---- rt.cc ----
+// push_rt_tasks(): after a switch to an RT task, push queued RT tasks that cannot run here
+// to CPUs running less important work (the balance callback of set_next_task_rt()).
+void push_rt_tasks(rq* rq);
 int select_task_rq_rt(Kernel* k, task_struct* p, int prev_cpu, int wake_flags, int waker_cpu);
 
 inline bool fair_policy(int policy) {

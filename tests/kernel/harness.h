@@ -98,6 +98,21 @@ inline void check_lb_view(const kernel::Kernel& k) {
 // its entity on its CPU's cfs_rq; the load-balancing view matches the runqueues.
 inline void check_invariants(const kernel::Kernel& k, sim::Time elapsed) {
   check_lb_view(k);
+  // RT push/pull bookkeeping: pushable = queued, not running, allowed on several CPUs.
+  unsigned overloaded = 0;
+  for (int c = 0; c < k.nr_cpus(); ++c) {
+    const kernel::rq& rq = k.cpu_rq(c);
+    unsigned pushable = 0;
+    for (const auto& list : rq.rt.queue)
+      for (const kernel::task_struct* p : list) {
+        pushable += p->rt.pushable;
+        EXPECT_EQ(p->rt.pushable, p != rq.curr && p->nr_cpus_allowed > 1) << "pid " << p->pid;
+      }
+    EXPECT_EQ(rq.rt.rt_nr_pushable, pushable) << "cpu " << c;
+    EXPECT_EQ(rq.rt.overloaded, pushable > 0) << "cpu " << c;
+    overloaded += rq.rt.overloaded;
+  }
+  EXPECT_EQ(k.rto_count, overloaded);
   uint64_t busy = 0, task_run = 0;
   for (int c = 0; c < k.nr_cpus(); ++c) {
     const kernel::rq& rq = k.cpu_rq(c);

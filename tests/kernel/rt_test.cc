@@ -125,3 +125,68 @@ TEST(Rt, TheFairServerStaysOutOfTheWayWithoutRtLoad) {
   EXPECT_FALSE(s.k->rq_of(0)->fair_server.timer.armed);
   EXPECT_TRUE(s.k->rq_of(0)->fair_server.active);
 }
+
+// Push (push_rt_tasks after a switch): an RT task preempted by a more important pinned one
+// moves at once to the CPU where only a fair task runs, instead of waiting.
+TEST(Rt, APreemptedRtTaskIsPushedToACpuRunningFairWork) {
+  // Without the fair server, whose 50 ms per second for the starved fair hog would
+  // otherwise be the pushed task's longest wait.
+  kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
+  cfg.fair_server_runtime_ns = 0;
+  Sim s(flat_machine(2), cfg);
+  kernel::TaskAttr a;
+  a.policy = SCHED_FIFO;
+  a.rt_priority = 10;
+  a.cpus = {0, 1};
+  const int low = s.spawn(a, hog);
+  kernel::TaskAttr h;
+  h.cpus = {1};
+  s.spawn(h, hog);
+  kernel::TaskAttr b;
+  b.policy = SCHED_FIFO;
+  b.rt_priority = 50;
+  b.cpus = {0};
+  s.spawn(b, [](user::Thread& t) -> user::Program {
+    for (;;) {
+      co_await t.nanosleep(10000000);
+      co_await t.compute(5000000);
+    }
+  });
+  s.run(sim::kNsecPerSec);
+  const kernel::task_struct& l = s.task(low);
+  // Without push it would wait out each 5 ms burst of the pinned task.
+  EXPECT_GT(l.stats.nr_migrations, 0u);
+  EXPECT_LT(l.stats.wait_max_ns, 100000u);
+  EXPECT_GT(static_cast<double>(l.stats.run_ns), 0.95e9);
+  testing_support::check_invariants(*s.k, sim::kNsecPerSec);
+}
+
+// Pull (balance_rt when a CPU's RT priority drops): an RT task queued behind a pinned RT
+// hog runs whenever the other CPU's more important RT task sleeps.
+TEST(Rt, ACpuWhoseRtTaskSleepsPullsAQueuedRtTask) {
+  Sim s(flat_machine(2));
+  kernel::TaskAttr b;
+  b.policy = SCHED_FIFO;
+  b.rt_priority = 80;
+  b.cpus = {0};
+  s.spawn(b, hog);
+  kernel::TaskAttr c;
+  c.policy = SCHED_FIFO;
+  c.rt_priority = 90;
+  c.cpus = {1};
+  s.spawn(c, [](user::Thread& t) -> user::Program {
+    for (;;) {
+      co_await t.compute(5000000);
+      co_await t.nanosleep(5000000);
+    }
+  });
+  kernel::TaskAttr a;
+  a.policy = SCHED_FIFO;
+  a.rt_priority = 10;
+  a.cpus = {0, 1};
+  const int queued = s.spawn(a, hog);
+  s.run(sim::kNsecPerSec);
+  // CPU 1 is free half the time; without pull the task would never leave CPU 0.
+  EXPECT_NEAR(static_cast<double>(s.task(queued).stats.run_ns), 0.5e9, 0.05e9);
+  testing_support::check_invariants(*s.k, sim::kNsecPerSec);
+}
