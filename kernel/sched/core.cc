@@ -120,8 +120,6 @@ void wakeup_preempt(rq* rq, task_struct* p, int flags) {
   task_struct* curr = rq->curr;
   if (p->sched_class == curr->sched_class)
     curr->sched_class->wakeup_preempt(rq, p, flags);
-  else if (curr->sched_class == &fair_sched_class && rq->fair_server.defer_running)
-    return;  // curr runs for the fair deadline server, which outranks RT
   else if (sched_class_rank(p->sched_class) > sched_class_rank(curr->sched_class)) {
     rq->resched_by_rt = true;  // remembered for the "never defer an RT wakeup" policy
     resched_curr(rq);

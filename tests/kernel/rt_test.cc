@@ -190,3 +190,35 @@ TEST(Rt, ACpuWhoseRtTaskSleepsPullsAQueuedRtTask) {
   EXPECT_NEAR(static_cast<double>(s.task(queued).stats.run_ns), 0.5e9, 0.05e9);
   testing_support::check_invariants(*s.k, sim::kNsecPerSec);
 }
+
+// While the fair server runs (a deadline entity) RT wakeups do not get the CPU: the wakeup
+// reschedules, and the pick takes the server's fair task again. A periodic FIFO thread
+// waking inside the server's 50 ms waits for its end, as on Linux.
+TEST(Rt, RtWakeupsWaitWhileTheFairServerRuns) {
+  Sim s(flat_machine(1));
+  kernel::TaskAttr h;
+  h.cpus = {0};
+  s.spawn(h, hog);
+  kernel::TaskAttr f;
+  f.policy = SCHED_FIFO;
+  f.rt_priority = 10;
+  f.cpus = {0};
+  s.spawn(f, hog);
+  kernel::TaskAttr w = f;
+  w.rt_priority = 60;
+  sim::Histogram lat;
+  s.spawn(w, [&lat](user::Thread& t) -> user::Program {
+    int64_t next = t.now() + 10000000;
+    for (;;) {
+      co_await t.sleep_until(next);
+      lat.add(t.now() - next);
+      next += 10000000;
+    }
+  });
+  s.run(2 * sim::kNsecPerSec);
+  // Wakeups inside the two server windows wait up to ~50 ms; the others are immediate.
+  EXPECT_GT(lat.summary().max, 20000000);
+  EXPECT_LE(lat.summary().max, 55000000);
+  EXPECT_LT(lat.percentile(0.5), 100000);
+  testing_support::check_invariants(*s.k, 2 * sim::kNsecPerSec);
+}
