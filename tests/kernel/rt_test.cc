@@ -1,6 +1,8 @@
 // The RT class: FIFO wakeups preempt fair tasks at once; RR shares a CPU in 100 ms slices.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "sim/stats.h"
 #include "tests/kernel/harness.h"
 
@@ -11,17 +13,22 @@ namespace {
 user::Program hog(user::Thread& t) {
   for (;;) co_await t.compute(1000000000);
 }
+
+// A task of `policy` (SCHED_NORMAL, SCHED_FIFO, SCHED_RR) allowed on `cpus`.
+kernel::TaskAttr on(std::vector<int> cpus, int policy = SCHED_NORMAL, int rt_priority = 0) {
+  kernel::TaskAttr a;
+  a.policy = policy;
+  a.rt_priority = rt_priority;
+  a.cpus = std::move(cpus);
+  return a;
+}
 }  // namespace
 
 TEST(Rt, AFifoThreadWakingOnAHogsCpuRunsWithinInterruptAndSwitchCost) {
   Sim s(flat_machine(1));
-  kernel::TaskAttr h;
-  h.cpus = {0};
+  const kernel::TaskAttr h = on({0});
   s.spawn(h, hog);
-  kernel::TaskAttr f;
-  f.policy = SCHED_FIFO;
-  f.rt_priority = 50;
-  f.cpus = {0};
+  const kernel::TaskAttr f = on({0}, SCHED_FIFO, 50);
   sim::Histogram lat;
   s.spawn(f, [&lat](user::Thread& t) -> user::Program {
     int64_t next = t.now() + 1000000;
@@ -43,10 +50,7 @@ TEST(Rt, AFifoThreadWakingOnAHogsCpuRunsWithinInterruptAndSwitchCost) {
 
 TEST(Rt, TwoRoundRobinThreadsAlternateAndShareEqually) {
   Sim s(flat_machine(1));
-  kernel::TaskAttr r;
-  r.policy = SCHED_RR;
-  r.rt_priority = 10;
-  r.cpus = {0};
+  const kernel::TaskAttr r = on({0}, SCHED_RR, 10);
   const int a = s.spawn(r, hog);
   const int b = s.spawn(r, hog);
   s.run(2 * sim::kNsecPerSec);
@@ -68,8 +72,7 @@ struct StarvedFair {
 
 StarvedFair run_fifo_hog_and_fair_hog(kernel::KernelConfig cfg, int64_t duration) {
   Sim s(flat_machine(1), cfg);
-  kernel::TaskAttr h;
-  h.cpus = {0};
+  const kernel::TaskAttr h = on({0});
   StarvedFair out{};
   // The fair task records its progress: it computes in 1 ms steps.
   const int fair = s.spawn(h, [&out](user::Thread& t) -> user::Program {
@@ -78,10 +81,7 @@ StarvedFair run_fifo_hog_and_fair_hog(kernel::KernelConfig cfg, int64_t duration
       out.fair_runs.push_back(t.now());
     }
   });
-  kernel::TaskAttr f;
-  f.policy = SCHED_FIFO;
-  f.rt_priority = 50;
-  f.cpus = {0};
+  const kernel::TaskAttr f = on({0}, SCHED_FIFO, 50);
   s.spawn(f, hog);
   s.run(duration);
   out.fair_run_ns = static_cast<int64_t>(s.task(fair).stats.run_ns);
@@ -116,8 +116,7 @@ TEST(Rt, WithoutTheFairServerAFifoHogStarvesFairTasks) {
 // split the CPU evenly and the server's timer never fires.
 TEST(Rt, TheFairServerStaysOutOfTheWayWithoutRtLoad) {
   Sim s(flat_machine(1));
-  kernel::TaskAttr h;
-  h.cpus = {0};
+  const kernel::TaskAttr h = on({0});
   s.spawn(h, hog);
   s.spawn(h, hog);
   s.run(2 * sim::kNsecPerSec);
@@ -134,18 +133,11 @@ TEST(Rt, APreemptedRtTaskIsPushedToACpuRunningFairWork) {
   kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
   cfg.fair_server_runtime_ns = 0;
   Sim s(flat_machine(2), cfg);
-  kernel::TaskAttr a;
-  a.policy = SCHED_FIFO;
-  a.rt_priority = 10;
-  a.cpus = {0, 1};
+  const kernel::TaskAttr a = on({0, 1}, SCHED_FIFO, 10);
   const int low = s.spawn(a, hog);
-  kernel::TaskAttr h;
-  h.cpus = {1};
+  const kernel::TaskAttr h = on({1});
   s.spawn(h, hog);
-  kernel::TaskAttr b;
-  b.policy = SCHED_FIFO;
-  b.rt_priority = 50;
-  b.cpus = {0};
+  const kernel::TaskAttr b = on({0}, SCHED_FIFO, 50);
   s.spawn(b, [](user::Thread& t) -> user::Program {
     for (;;) {
       co_await t.nanosleep(10000000);
@@ -165,25 +157,16 @@ TEST(Rt, APreemptedRtTaskIsPushedToACpuRunningFairWork) {
 // hog runs whenever the other CPU's more important RT task sleeps.
 TEST(Rt, ACpuWhoseRtTaskSleepsPullsAQueuedRtTask) {
   Sim s(flat_machine(2));
-  kernel::TaskAttr b;
-  b.policy = SCHED_FIFO;
-  b.rt_priority = 80;
-  b.cpus = {0};
+  const kernel::TaskAttr b = on({0}, SCHED_FIFO, 80);
   s.spawn(b, hog);
-  kernel::TaskAttr c;
-  c.policy = SCHED_FIFO;
-  c.rt_priority = 90;
-  c.cpus = {1};
+  const kernel::TaskAttr c = on({1}, SCHED_FIFO, 90);
   s.spawn(c, [](user::Thread& t) -> user::Program {
     for (;;) {
       co_await t.compute(5000000);
       co_await t.nanosleep(5000000);
     }
   });
-  kernel::TaskAttr a;
-  a.policy = SCHED_FIFO;
-  a.rt_priority = 10;
-  a.cpus = {0, 1};
+  const kernel::TaskAttr a = on({0, 1}, SCHED_FIFO, 10);
   const int queued = s.spawn(a, hog);
   s.run(sim::kNsecPerSec);
   // CPU 1 is free half the time; without pull the task would never leave CPU 0.
@@ -196,16 +179,11 @@ TEST(Rt, ACpuWhoseRtTaskSleepsPullsAQueuedRtTask) {
 // waking inside the server's 50 ms waits for its end, as on Linux.
 TEST(Rt, RtWakeupsWaitWhileTheFairServerRuns) {
   Sim s(flat_machine(1));
-  kernel::TaskAttr h;
-  h.cpus = {0};
+  const kernel::TaskAttr h = on({0});
   s.spawn(h, hog);
-  kernel::TaskAttr f;
-  f.policy = SCHED_FIFO;
-  f.rt_priority = 10;
-  f.cpus = {0};
+  const kernel::TaskAttr f = on({0}, SCHED_FIFO, 10);
   s.spawn(f, hog);
-  kernel::TaskAttr w = f;
-  w.rt_priority = 60;
+  const kernel::TaskAttr w = on({0}, SCHED_FIFO, 60);
   sim::Histogram lat;
   s.spawn(w, [&lat](user::Thread& t) -> user::Program {
     int64_t next = t.now() + 10000000;
