@@ -258,6 +258,15 @@ void wake_up_new_task(Kernel* k, task_struct* p) {
   if (p->sched_class->task_woken) p->sched_class->task_woken(rq, p);
 }
 
+// put_prev_set_next_task(): hand the CPU's class state from prev to next.
+static task_struct* put_prev_set_next_task(rq* rq, task_struct* prev, task_struct* next) {
+  if (next != prev) {
+    prev->sched_class->put_prev_task(rq, prev);
+    next->sched_class->set_next_task(rq, next, true);
+  }
+  return next;
+}
+
 // pick_next_task(): the classes in priority order; the idle class always has a task.
 static task_struct* pick_next_task(rq* rq, task_struct* prev) {
   // put_prev_task_balance(): the classes from prev's down may pull work first (RT: pull when
@@ -266,26 +275,13 @@ static task_struct* pick_next_task(rq* rq, task_struct* prev) {
   static const sched_class* const classes[] = {&rt_sched_class, &fair_sched_class,
                                                &idle_sched_class};
   // The fair deadline server, when it runs (at zero laxity), picks fair tasks before RT.
-  if (rq->fair_server.defer_running) {
-    if (task_struct* p = fair_sched_class.pick_task(rq)) {
-      if (p != prev) {
-        prev->sched_class->put_prev_task(rq, prev);
-        p->sched_class->set_next_task(rq, p, true);
-      }
-      return p;
-    }
-  }
+  if (rq->fair_server.defer_running)
+    if (task_struct* p = fair_sched_class.pick_task(rq)) return put_prev_set_next_task(rq, prev, p);
   for (;;) {
     for (const sched_class* c : classes) {
       // About to go idle: pull work first (pick_next_task_fair's sched_balance_newidle()).
       if (c == &idle_sched_class && sched_balance_newidle(rq)) break;
-      task_struct* p = c->pick_task(rq);
-      if (!p) continue;
-      if (p != prev) {
-        prev->sched_class->put_prev_task(rq, prev);
-        p->sched_class->set_next_task(rq, p, true);
-      }
-      return p;
+      if (task_struct* p = c->pick_task(rq)) return put_prev_set_next_task(rq, prev, p);
     }
   }
 }
