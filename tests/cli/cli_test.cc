@@ -1,11 +1,16 @@
 // The command line: bad input gives one line naming the parameter and exit code 2 with no
 // output file; the same scenario and seed give byte-identical JSON.
 #include <gtest/gtest.h>
+
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "report/json.h"
@@ -64,6 +69,10 @@ TEST(Cli, BadInputNamesTheParameterAndExitsTwoWithoutOutput) {
   expect_bad_input({"run", "hog", "--kernel", "6.12", "--set", "preempt=lazy"}, "preempt");
   expect_bad_input({"run", "hog", "--set", "sched_feat.NOPE=true"}, "NOPE");
   expect_bad_input({"run", "spinlock", "--set", "locks=0"}, "locks");
+  expect_bad_input({"run", "hog", "--set", "fair_server.runtime_ns=abc"}, "fair_server.runtime_ns");
+  expect_bad_input({"run", "hog", "--set", "fair_server.period_ns=10"}, "fair_server.period_ns");
+  expect_bad_input({"run", "hog", "--set", "fair_server.runtime_ns=2000000000"},
+                   "fair_server.runtime_ns");
 }
 
 TEST(Cli, AMalformedScenarioFileIsRejectedNamingTheFile) {
@@ -102,7 +111,12 @@ TEST(Determinism, SameScenarioAndSeedGiveByteIdenticalJson) {
 }
 
 TEST(Scenario, EveryShippedScenarioRuns) {
-  for (const char* name : {"locks-2x-genoa.toml", "cyclictest-vm50.toml"}) {
+  std::vector<std::string> names;
+  for (const auto& f : std::filesystem::directory_iterator(source_dir() + "/scenarios"))
+    if (f.path().extension() == ".toml") names.push_back(f.path().filename().string());
+  std::sort(names.begin(), names.end());
+  ASSERT_GE(names.size(), 6u);
+  for (const std::string& name : names) {
     scenario::Experiment e;
     ASSERT_EQ(scenario::load_scenario_file(source_dir() + "/scenarios/" + name, &e), "") << name;
     e.duration_ns = 50 * 1000 * 1000;
