@@ -82,6 +82,8 @@ class Kernel {
   u64 base_slice_ns = 0;       // sysctl_sched_base_slice, scaled for nr_cpus
   unsigned nr_overloaded = 0;  // CPUs with nr_running >= 2 (root domain "overload")
   unsigned rto_count = 0;      // CPUs with pushable RT tasks (root domain rto_count)
+  int rto_cpu = -1;            // RT_PUSH_IPI: where the push chain is, -1 when idle
+  unsigned rto_loop = 0, rto_loop_next = 0;  // a pull during a chain asks for one more loop
   u64 nohz_next_balance = 0;   // jiffies
   int nr_idle_cpus = 0;
   const struct slice_ext_ops* slice_ops = nullptr;  // selected once from cfg_.slice_ext.abi

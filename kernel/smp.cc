@@ -38,6 +38,7 @@ void ipi_timer_fn(sim::Timer* t, sim::Time now) {
   irqentry_enter(rq, now);
   if (!rq->ex.wake_list.empty()) sched_ttwu_pending(rq);
   if (bits & IPI_NOHZ_KICK) nohz_idle_balance(rq);
+  if (bits & IPI_RT_PUSH) rto_push_irq_work_func(rq);
   irqentry_exit(rq);
 }
 

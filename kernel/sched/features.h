@@ -23,6 +23,9 @@ SCHED_FEAT(WAKEUP_PREEMPTION, true)
 SCHED_FEAT(HRTICK, false)
 // Queue remote wakeups on the target's wake list (IPI) when it does not share the LLC or is idle.
 SCHED_FEAT(TTWU_QUEUE, true)
+// RT pull by IPI: a CPU whose RT priority drops has the overloaded CPUs push to it, one IPI
+// after another, instead of taking their tasks itself.
+SCHED_FEAT(RT_PUSH_IPI, true)
 // Limit the idle-CPU scan of select_idle_cpu() by the LLC's utilisation.
 SCHED_FEAT(SIS_UTIL, true)
 // wake_affine(): prefer an idle CPU (waker's or prev) when one is available.

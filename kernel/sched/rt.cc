@@ -219,12 +219,47 @@ static void task_woken_rt(rq* rq, task_struct* p) {
     push_rt_tasks(rq);
 }
 
-// pull_rt_task(): this rq's priority dropped; take the most important pushable task of any
+// rto_next_cpu(): the next overloaded CPU after the chain's position; past the last one, one
+// more pass from the start if a pull asked for it meanwhile; else -1 (the chain ends).
+static int rto_next_cpu(Kernel* k) {
+  for (;;) {
+    for (int c = k->rto_cpu + 1; c < k->nr_cpus(); ++c)
+      if (k->rq_of(c)->rt.overloaded) return k->rto_cpu = c;
+    k->rto_cpu = -1;
+    if (k->rto_loop == k->rto_loop_next) return -1;
+    k->rto_loop = k->rto_loop_next;
+  }
+}
+
+// tell_cpu_to_push(): start the push chain at the first overloaded CPU, or, if a chain is
+// running, have it make one more pass.
+static void tell_cpu_to_push(rq* this_rq) {
+  Kernel* k = this_rq->k;
+  k->rto_loop_next++;
+  if (k->rto_cpu >= 0) return;
+  const int cpu = rto_next_cpu(k);
+  if (cpu >= 0) smp_send_ipi(k, cpu, IPI_RT_PUSH);
+}
+
+void rto_push_irq_work_func(rq* rq) {
+  Kernel* k = rq->k;
+  update_rq_clock(rq);
+  if (rq->rt.overloaded) push_rt_tasks(rq);
+  const int cpu = rto_next_cpu(k);
+  if (cpu >= 0) smp_send_ipi(k, cpu, IPI_RT_PUSH);
+}
+
+// pull_rt_task(): this rq's priority dropped. With RT_PUSH_IPI (the default) the overloaded
+// CPUs push to it, one IPI after another. Else take the most important pushable task of any
 // overloaded CPU that is more important than what would run here and is not about to run
-// where it is. (Linux with RT_PUSH_IPI has the overloaded CPU push instead, one IPI later.)
+// where it is.
 static void pull_rt_task(rq* this_rq) {
   Kernel* k = this_rq->k;
   if (!k->rto_count) return;
+  if (k->cfg_.feat(__SCHED_FEAT_RT_PUSH_IPI)) {
+    tell_cpu_to_push(this_rq);
+    return;
+  }
   for (int c = 0; c < k->nr_cpus(); ++c) {
     rq* src = k->rq_of(c);
     if (c == this_rq->cpu || !src->rt.overloaded) continue;

@@ -264,7 +264,12 @@ struct cpu_exec {
   uint32_t zero_time_steps = 0;  // program steps run without time passing (livelock guard)
 };
 
-enum : unsigned { IPI_RESCHEDULE = 1u << 0, IPI_CALL_FUNC = 1u << 1, IPI_NOHZ_KICK = 1u << 2 };
+enum : unsigned {
+  IPI_RESCHEDULE = 1u << 0,
+  IPI_CALL_FUNC = 1u << 1,
+  IPI_NOHZ_KICK = 1u << 2,
+  IPI_RT_PUSH = 1u << 3,  // the root domain's rto_push_work irq_work
+};
 
 // Sums of Kernel::lb_view over the CPUs of one sched group (a CPU, core, LLC or socket).
 // Simulator-only: kept up to date by lb_view_update(), so update_sg_lb_stats() is O(1).
@@ -386,6 +391,8 @@ void dl_server_timer_fn(sim::Timer* t, sim::Time now);
 // push_rt_tasks(): after a switch to an RT task, push queued RT tasks that cannot run here
 // to CPUs running less important work (the balance callback of set_next_task_rt()).
 void push_rt_tasks(rq* rq);
+// rto_push_irq_work_func(): the RT_PUSH_IPI chain reached this CPU: push, pass it on.
+void rto_push_irq_work_func(rq* rq);
 int select_task_rq_rt(Kernel* k, task_struct* p, int prev_cpu, int wake_flags, int waker_cpu);
 
 inline bool fair_policy(int policy) {

@@ -154,24 +154,27 @@ TEST(Rt, APreemptedRtTaskIsPushedToACpuRunningFairWork) {
 }
 
 // Pull (balance_rt when a CPU's RT priority drops): an RT task queued behind a pinned RT
-// hog runs whenever the other CPU's more important RT task sleeps.
+// hog runs whenever the other CPU's more important RT task sleeps. With RT_PUSH_IPI (the
+// default) the overloaded CPU pushes it over on an IPI; without, the CPU pulls it itself.
 TEST(Rt, ACpuWhoseRtTaskSleepsPullsAQueuedRtTask) {
-  Sim s(flat_machine(2));
-  const kernel::TaskAttr b = on({0}, SCHED_FIFO, 80);
-  s.spawn(b, hog);
-  const kernel::TaskAttr c = on({1}, SCHED_FIFO, 90);
-  s.spawn(c, [](user::Thread& t) -> user::Program {
-    for (;;) {
-      co_await t.compute(5000000);
-      co_await t.nanosleep(5000000);
-    }
-  });
-  const kernel::TaskAttr a = on({0, 1}, SCHED_FIFO, 10);
-  const int queued = s.spawn(a, hog);
-  s.run(sim::kNsecPerSec);
-  // CPU 1 is free half the time; without pull the task would never leave CPU 0.
-  EXPECT_NEAR(static_cast<double>(s.task(queued).stats.run_ns), 0.5e9, 0.05e9);
-  testing_support::check_invariants(*s.k, sim::kNsecPerSec);
+  for (const bool push_ipi : {true, false}) {
+    kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
+    ASSERT_EQ(kernel::set_config_key(&cfg, "sched_feat.RT_PUSH_IPI", push_ipi ? "true" : "false"), "");
+    Sim s(flat_machine(2), cfg);
+    s.spawn(on({0}, SCHED_FIFO, 80), hog);
+    s.spawn(on({1}, SCHED_FIFO, 90), [](user::Thread& t) -> user::Program {
+      for (;;) {
+        co_await t.compute(5000000);
+        co_await t.nanosleep(5000000);
+      }
+    });
+    const int queued = s.spawn(on({0, 1}, SCHED_FIFO, 10), hog);
+    s.run(sim::kNsecPerSec);
+    // CPU 1 is free half the time; without pull the task would never leave CPU 0.
+    EXPECT_NEAR(static_cast<double>(s.task(queued).stats.run_ns), 0.5e9, 0.05e9)
+        << "RT_PUSH_IPI " << push_ipi;
+    testing_support::check_invariants(*s.k, sim::kNsecPerSec);
+  }
 }
 
 // While the fair server runs (a deadline entity) RT wakeups do not get the CPU: the wakeup
