@@ -37,6 +37,12 @@ void dl_server_replenish(rq* rq, u64 now) {
   s.runtime = rq->k->cfg_.fair_server_runtime_ns;
 }
 
+// The zero-laxity instant: the latest start that still fits the budget before the period
+// ends; with no budget left, the replenishment at the period's end.
+u64 zero_laxity(const dl_server& s) {
+  return s.runtime > 0 ? s.deadline - static_cast<u64>(s.runtime) : s.deadline;
+}
+
 // Fair tasks are runnable but RT is current: they are starved.
 bool fair_starved(const rq* rq) {
   return rq->fair_server.active && rq->curr->sched_class == &rt_sched_class;
@@ -84,10 +90,7 @@ void dl_server_update_defer(rq* rq) {
   }
   const sim::Time now = rq->k->now();
   dl_server_replenish(rq, static_cast<u64>(now));
-  // Zero laxity: the latest start that still fits the budget before the period ends; with
-  // no budget left, the replenishment at the period's end.
-  const u64 at = s.runtime > 0 ? s.deadline - static_cast<u64>(s.runtime) : s.deadline;
-  rq->k->engine()->arm(&s.timer, std::max(now, static_cast<sim::Time>(at)));
+  rq->k->engine()->arm(&s.timer, std::max(now, static_cast<sim::Time>(zero_laxity(s))));
 }
 
 // dl_server_timer(): an hrtimer interrupt on the server's CPU. At zero laxity with fair tasks
@@ -98,8 +101,7 @@ void dl_server_timer_fn(sim::Timer* t, sim::Time now) {
   update_rq_clock(rq);
   dl_server& s = rq->fair_server;
   dl_server_replenish(rq, static_cast<u64>(now));
-  if (fair_starved(rq) && s.runtime > 0 &&
-      static_cast<u64>(now) >= s.deadline - static_cast<u64>(s.runtime)) {
+  if (fair_starved(rq) && s.runtime > 0 && static_cast<u64>(now) >= zero_laxity(s)) {
     s.defer_running = true;
     resched_curr(rq);
   } else {

@@ -14,6 +14,16 @@ user::Program hog(user::Thread& t) {
   for (;;) co_await t.compute(1000000000);
 }
 
+// cyclictest: wakes every `period` and records how late it ran.
+user::Program periodic(user::Thread& t, int64_t period, sim::Histogram* lat) {
+  int64_t next = t.now() + period;
+  for (;;) {
+    co_await t.sleep_until(next);
+    lat->add(t.now() - next);
+    next += period;
+  }
+}
+
 // A task of `policy` (SCHED_NORMAL, SCHED_FIFO, SCHED_RR) allowed on `cpus`.
 kernel::TaskAttr on(std::vector<int> cpus, int policy = SCHED_NORMAL, int rt_priority = 0) {
   kernel::TaskAttr a;
@@ -30,14 +40,7 @@ TEST(Rt, AFifoThreadWakingOnAHogsCpuRunsWithinInterruptAndSwitchCost) {
   s.spawn(h, hog);
   const kernel::TaskAttr f = on({0}, SCHED_FIFO, 50);
   sim::Histogram lat;
-  s.spawn(f, [&lat](user::Thread& t) -> user::Program {
-    int64_t next = t.now() + 1000000;
-    for (;;) {
-      co_await t.sleep_until(next);
-      lat.add(t.now() - next);
-      next += 1000000;
-    }
-  });
+  s.spawn(f, [&lat](user::Thread& t) { return periodic(t, 1000000, &lat); });
   s.run(sim::kNsecPerSec);
   const hw::Costs& c = s.k->machine().costs;
   // Timer interrupt, wakeup, switch; a tick landing on the same instant adds its handler.
@@ -188,14 +191,7 @@ TEST(Rt, RtWakeupsWaitWhileTheFairServerRuns) {
   s.spawn(f, hog);
   const kernel::TaskAttr w = on({0}, SCHED_FIFO, 60);
   sim::Histogram lat;
-  s.spawn(w, [&lat](user::Thread& t) -> user::Program {
-    int64_t next = t.now() + 10000000;
-    for (;;) {
-      co_await t.sleep_until(next);
-      lat.add(t.now() - next);
-      next += 10000000;
-    }
-  });
+  s.spawn(w, [&lat](user::Thread& t) { return periodic(t, 10000000, &lat); });
   s.run(2 * sim::kNsecPerSec);
   // Wakeups inside the two server windows wait up to ~50 ms; the others are immediate.
   EXPECT_GT(lat.summary().max, 20000000);
