@@ -166,15 +166,18 @@ static int find_lowest_rq(Kernel* k, task_struct* p, int near) {
   return best;
 }
 
+// The test of select_task_rq_rt() and task_woken_rt(): curr is an RT task that p will not
+// displace soon (it cannot move, or it is at least as important).
+static bool rt_curr_holds_cpu(const task_struct* curr, const task_struct* p) {
+  return curr->sched_class == &rt_sched_class &&
+         (curr->nr_cpus_allowed < 2 || curr->prio <= p->prio);
+}
+
 // select_task_rq_rt(): stay on the target unless it runs RT work at least as important;
 // then find_lowest_rq().
 int select_task_rq_rt(Kernel* k, task_struct* p, int prev_cpu, int wake_flags, int waker_cpu) {
   rq* target = k->rq_of(prev_cpu);
-  task_struct* curr = target->curr;
-  const bool curr_rt = curr->sched_class == &rt_sched_class;
-  if (!(curr_rt && (curr->nr_cpus_allowed < 2 || curr->prio <= p->prio)) &&
-      target->rt.highest_prio > p->prio)
-    return prev_cpu;
+  if (!rt_curr_holds_cpu(target->curr, p) && target->rt.highest_prio > p->prio) return prev_cpu;
   const int best = find_lowest_rq(k, p, prev_cpu);
   return best >= 0 ? best : prev_cpu;
 }
@@ -212,10 +215,8 @@ void push_rt_tasks(rq* rq) {
 // task_woken_rt(): a woken RT task that will not run here soon (an RT task at least as
 // important runs and cannot go elsewhere, or is not less important) is pushed at once.
 static void task_woken_rt(rq* rq, task_struct* p) {
-  task_struct* curr = rq->curr;
-  if (!p->on_cpu && !test_tsk_need_resched(curr) && p->nr_cpus_allowed > 1 &&
-      curr->sched_class == &rt_sched_class &&
-      (curr->nr_cpus_allowed < 2 || curr->prio <= p->prio))
+  if (!p->on_cpu && !test_tsk_need_resched(rq->curr) && p->nr_cpus_allowed > 1 &&
+      rt_curr_holds_cpu(rq->curr, p))
     push_rt_tasks(rq);
 }
 
