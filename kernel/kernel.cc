@@ -121,11 +121,12 @@ int Kernel::create_thread(int tgid, const TaskAttr& attr, std::unique_ptr<UserCo
   p->cpus_mask.assign(nr_cpus(), attr.cpus.empty() ? 1 : 0);
   for (int c : attr.cpus) p->cpus_mask[c] = 1;
   p->nr_cpus_allowed = static_cast<int>(std::count(p->cpus_mask.begin(), p->cpus_mask.end(), 1));
-  set_task_cpu(p.get(), attr.cpus.empty() ? 0 : attr.cpus.front());
+  __set_task_cpu(p.get(), attr.cpus.empty() ? 0 : attr.cpus.front());
   p->__state = TASK_RUNNING;
   set_load_weight(p.get());
   p->se.owner = p.get();
   p->se.slice = base_slice_ns;
+  init_entity_runnable_average(&p->se);  // __sched_fork()
   if (attr.slice_ns > 0 && fair_policy(attr.policy)) {
     // __setparam_fair(): a custom slice, clamped to 0.1 .. 100 ms.
     p->se.custom_slice = true;

@@ -102,7 +102,10 @@ class Kernel {
     unsigned nr_running = 0;    // rq->nr_running
     bool curr_idle = true;      // rq->curr == rq->idle
     bool wake_pending = false;  // !rq->ex.wake_list.empty()
-    unsigned long load = 0;     // rq->cfs.load
+    unsigned long load = 0;     // cpu_load(): PELT load_avg of rq->cfs
+    unsigned long util = 0;     // cpu_util_cfs()
+    unsigned long runnable = 0; // cpu_runnable()
+    unsigned h_nr_runnable = 0; // rq->cfs.h_nr_runnable
     // available_idle_cpu(): idle, nothing queued, no wakeup pending.
     bool idle() const { return curr_idle && nr_running == 0 && !wake_pending; }
   };
@@ -111,6 +114,7 @@ class Kernel {
   // CPU the four sums it counts in. Sized once by build_sched_domains().
   std::vector<lb_sum> lb_sums[4];
   std::vector<std::array<lb_sum*, 4>> lb_sums_of;
+  std::vector<int> llc_nr_idle_scan;  // per LLC: sd_llc_shared->nr_idle_scan (SIS_UTIL)
   struct mm_struct* mm_of(int tgid);
   // Test hook: makes task_getshared() see a pending fatal signal (-EINTR).
   void TEST_set_fatal_signal(int pid);

@@ -136,6 +136,8 @@ void do_exit(rq* rq, task_struct* p) {
     if (t->tgid == p->tgid && !t->exited) last = false;
   if (last) rq->k->exit_mm(p->tgid);
   schedule(rq, /*preempt=*/false);
+  // finish_task_switch() of the switch away from the dead task: put_task_struct_rcu_user().
+  if (p->sched_class->task_dead) p->sched_class->task_dead(p);
 }
 
 }  // namespace kernel

@@ -5,6 +5,7 @@
 #include "kernel/cpu_exec.h"
 #include "kernel/entry/common.h"
 #include "kernel/kernel.h"
+#include "kernel/sched/pelt.h"
 #include "kernel/sched/sched.h"
 #include "kernel/slice_ext.h"
 
@@ -50,7 +51,9 @@ bool available_idle_cpu(Kernel* k, int cpu) {
 #ifdef SCHEDLAB_CHECK_VIEWS
   const rq* r = k->rq_of(cpu);
   assert(v.nr_running == r->nr_running && v.curr_idle == (r->curr == r->idle) &&
-         v.wake_pending == !r->ex.wake_list.empty() && v.load == r->cfs.load && "stale lb_view");
+         v.wake_pending == !r->ex.wake_list.empty() && v.load == cpu_load(r) &&
+         v.util == cpu_util_cfs(r) && v.runnable == cpu_runnable(r) &&
+         v.h_nr_runnable == r->cfs.h_nr_runnable && "stale lb_view");
 #endif
   return v.idle();
 }
@@ -59,16 +62,41 @@ void lb_view_update(rq* rq) {
   Kernel* k = rq->k;
   Kernel::lb_cpu& v = k->lb_view[rq->cpu];
   const Kernel::lb_cpu now{rq->nr_running, rq->curr == rq->idle, !rq->ex.wake_list.empty(),
-                           rq->cfs.load};
+                           cpu_load(rq), cpu_util_cfs(rq), cpu_runnable(rq),
+                           rq->cfs.h_nr_runnable};
   const s64 dn = static_cast<s64>(now.nr_running) - static_cast<s64>(v.nr_running);
   const s64 dl = static_cast<s64>(now.load) - static_cast<s64>(v.load);
+  const s64 du = static_cast<s64>(now.util) - static_cast<s64>(v.util);
+  const s64 dr = static_cast<s64>(now.runnable) - static_cast<s64>(v.runnable);
   const s64 di = static_cast<s64>(now.idle()) - static_cast<s64>(v.idle());
+  const s64 dh = static_cast<s64>(now.h_nr_runnable) - static_cast<s64>(v.h_nr_runnable);
   v = now;
-  if ((dn | dl | di) == 0) return;
+  if ((dn | dl | du | dr | di | dh) == 0) return;
   for (lb_sum* s : k->lb_sums_of[rq->cpu]) {
     s->nr_running += dn;
     s->load += dl;
+    s->util += du;
+    s->runnable += dr;
     s->idle_cpus += di;
+    s->h_nr_runnable += dh;
+  }
+}
+
+void lb_view_update_pelt(rq* rq) {
+  Kernel* k = rq->k;
+  Kernel::lb_cpu& v = k->lb_view[rq->cpu];
+  const unsigned long load = cpu_load(rq), util = cpu_util_cfs(rq), runnable = cpu_runnable(rq);
+  const s64 dl = static_cast<s64>(load) - static_cast<s64>(v.load);
+  const s64 du = static_cast<s64>(util) - static_cast<s64>(v.util);
+  const s64 dr = static_cast<s64>(runnable) - static_cast<s64>(v.runnable);
+  if ((dl | du | dr) == 0) return;  // a saturated CPU's averages barely move
+  v.load = load;
+  v.util = util;
+  v.runnable = runnable;
+  for (lb_sum* s : k->lb_sums_of[rq->cpu]) {
+    s->load += dl;
+    s->util += du;
+    s->runnable += dr;
   }
 }
 
@@ -139,9 +167,14 @@ void deactivate_task(rq* rq, task_struct* p, int flags) {
   p->sched_class->dequeue_task(rq, p, flags);
 }
 
-void set_task_cpu(task_struct* p, int cpu) {
+void __set_task_cpu(task_struct* p, int cpu) {
   p->cpu = cpu;
   p->se.cfs_rq = &p->kern->rq_of(cpu)->cfs;  // set_task_rq(): the root group's cfs_rq there
+}
+
+void set_task_cpu(task_struct* p, int cpu) {
+  if (p->cpu != cpu && p->sched_class->migrate_task_rq) p->sched_class->migrate_task_rq(p, cpu);
+  __set_task_cpu(p, cpu);
 }
 
 // set_task_cpu() + the migration of a queued, not running task (move_queued_task()).
@@ -149,10 +182,12 @@ void move_queued_task_locked(rq* src, task_struct* p, rq* dst) {
   assert(p->on_rq && !p->on_cpu);
   update_rq_clock(src);
   update_rq_clock(dst);
+  p->on_rq_migrating = true;
   deactivate_task(src, p, DEQUEUE_MIGRATING);
   set_task_cpu(p, dst->cpu);
   p->stats.nr_migrations++;
   activate_task(dst, p, ENQUEUE_MIGRATED);
+  p->on_rq_migrating = false;
 }
 
 void move_queued_task(rq* src, task_struct* p, rq* dst) {
@@ -249,9 +284,10 @@ bool try_to_wake_up(Kernel* k, task_struct* p, int wake_flags) {
 // wake_up_new_task(): fork balancing, then enqueue with a half-slice initial deadline.
 void wake_up_new_task(Kernel* k, task_struct* p) {
   const int cpu = select_task_rq(k, p, p->cpu, WF_FORK, k->current_cpu());
-  set_task_cpu(p, cpu);
+  __set_task_cpu(p, cpu);
   rq* rq = k->rq_of(cpu);
   update_rq_clock(rq);
+  post_init_entity_util_avg(p);
   p->__state = TASK_RUNNING;
   activate_task(rq, p, ENQUEUE_INITIAL);
   wakeup_preempt(rq, p, WF_FORK);

@@ -1,12 +1,13 @@
 // Fair-class CPU selection and load balancing: select_task_rq_fair() (wake_affine,
 // select_idle_sibling), fork placement, periodic, newly-idle and NOHZ idle balancing.
-// Mirrors kernel/sched/fair.c (v6.12 .. v7.0) with instantaneous loads in place of PELT.
+// Mirrors kernel/sched/fair.c (v6.12 .. v7.0); loads and utilisation are PELT's (pelt.cc).
 #include <algorithm>
 #include <cassert>
 #include <climits>
 
 #include "kernel/cpu_exec.h"
 #include "kernel/kernel.h"
+#include "kernel/sched/pelt.h"
 #include "kernel/sched/sched.h"
 
 namespace kernel {
@@ -50,18 +51,25 @@ int wake_affine_idle(Kernel* k, int this_cpu, int prev_cpu, bool sync) {
   return kNoCpu;
 }
 
-// wake_affine_weight() with instantaneous runqueue weight as the CPU load.
+// wake_affine_weight(): pull the wakee to the waker's CPU if that CPU, with the wakee, is
+// less loaded than prev without it (PELT loads; prev favoured by half the imbalance margin
+// under WA_BIAS). All CPUs have the same capacity, so the capacity factors cancel.
 int wake_affine_weight(Kernel* k, const sched_domain& sd, task_struct* p, int this_cpu,
                        int prev_cpu, bool sync) {
-  s64 this_eff = static_cast<s64>(k->rq_of(this_cpu)->cfs.load);
-  const s64 task_load = static_cast<s64>(p->se.load.weight);
-  if (sync) this_eff -= static_cast<s64>(k->rq_of(this_cpu)->curr->se.load.weight);
-  this_eff = std::max<s64>(this_eff, 0) + task_load;
-  s64 prev_eff = static_cast<s64>(k->rq_of(prev_cpu)->cfs.load) - task_load;
-  this_eff *= 100 * 1024;
-  int pct = 100;
-  if (k->cfg_.feat(__SCHED_FEAT_WA_BIAS)) pct += (sd.imbalance_pct - 100) / 2;
-  prev_eff *= 1024 * pct;
+  s64 this_eff = static_cast<s64>(cpu_load(k->rq_of(this_cpu)));
+  if (sync) {
+    const s64 current_load = static_cast<s64>(task_h_load(k->rq_of(this_cpu)->curr));
+    if (current_load > this_eff) return this_cpu;
+    this_eff -= current_load;
+  }
+  const s64 task_load = static_cast<s64>(task_h_load(p));
+  this_eff += task_load;
+  const bool bias = k->cfg_.feat(__SCHED_FEAT_WA_BIAS);
+  if (bias) this_eff *= 100;
+  this_eff *= static_cast<s64>(SCHED_CAPACITY_SCALE);
+  s64 prev_eff = static_cast<s64>(cpu_load(k->rq_of(prev_cpu))) - task_load;
+  if (bias) prev_eff *= 100 + (sd.imbalance_pct - 100) / 2;
+  prev_eff *= static_cast<s64>(SCHED_CAPACITY_SCALE);
   if (sync) prev_eff += 1;
   return this_eff < prev_eff ? this_cpu : kNoCpu;
 }
@@ -80,24 +88,14 @@ bool core_is_idle(Kernel* k, int cpu) {
   return available_idle_cpu(k, cpu) && (sib < 0 || available_idle_cpu(k, sib));
 }
 
-// SIS_UTIL scan budget from the LLC's utilisation (here: the share of busy CPUs):
-// y = 1024 - min(1024, x^2 * pct^2 / (10000 * 1024)); nr = y * llc_weight / 1024.
-int nr_idle_scan(Kernel* k, const sched_domain& llc) {
-  int busy = 0;
-  for (int c : llc.span) busy += k->rq_of(c)->curr->is_idle ? 0 : 1;
-  const s64 x = static_cast<s64>(busy) * 1024 / llc.span_weight;
-  const s64 pct = llc.imbalance_pct;
-  const s64 y = 1024 - std::min<s64>(1024, x * x * pct * pct / (10000 * 1024));
-  return static_cast<int>(y * llc.span_weight / 1024);
-}
-
 // select_idle_cpu(): scan the LLC from target+1, for an idle core if one is believed to
-// exist, else for any idle CPU within the SIS_UTIL budget.
+// exist, else for any idle CPU within the SIS_UTIL budget (sd_llc_shared->nr_idle_scan,
+// set by periodic balancing from the LLC's utilisation; none at all when it is 0).
 int select_idle_cpu(Kernel* k, task_struct* p, const sched_domain& llc, bool has_idle_core, int target) {
   int nr = INT_MAX;
-  if (k->cfg_.feat(__SCHED_FEAT_SIS_UTIL) && !has_idle_core) {
-    nr = nr_idle_scan(k, llc) + 1;
-    if (nr == 1) return kNoCpu;
+  if (k->cfg_.feat(__SCHED_FEAT_SIS_UTIL)) {
+    nr = k->llc_nr_idle_scan[static_cast<size_t>(k->machine_.topo.llc_of[target])] + 1;
+    if (nr == 1) return kNoCpu;  // an overloaded LLC is unlikely to have an idle CPU
   }
   const int n = llc.span_weight;
   const auto start = std::upper_bound(llc.span.begin(), llc.span.end(), target) - llc.span.begin();
@@ -205,194 +203,460 @@ int select_task_rq_fair(Kernel* k, task_struct* p, int prev_cpu, int wake_flags,
 }
 
 // ---- Load balancing ----
+//
+// sched_balance_rq() as in fair.c: classify the local and the other groups of the domain
+// from their PELT signals (update_sd_lb_stats), pick the busiest group and decide whether
+// and what to move (sched_balance_find_src_group, calculate_imbalance), pick the busiest
+// runqueue in it (sched_balance_find_src_rq) and detach tasks from it (detach_tasks). Group
+// types that need hardware this model has no use for (misfit and asym packing: asymmetric
+// capacities; imbalanced: affinity-pinned groups) are left out, as is active balancing.
 
 namespace {
 
-enum group_type { group_has_spare = 0, group_fully_busy = 1, group_overloaded = 2 };
+enum group_type {
+  group_has_spare = 0,
+  group_fully_busy,
+  group_misfit_task,
+  group_smt_balance,
+  group_asym_packing,
+  group_imbalanced,
+  group_overloaded,
+};
+enum migration_type { migrate_load = 0, migrate_util, migrate_task, migrate_misfit };
+enum cpu_idle_type { CPU_NOT_IDLE = 0, CPU_IDLE, CPU_NEWLY_IDLE };
 
 struct sg_lb_stats {
-  unsigned nr_running = 0;
-  unsigned idle_cpus = 0;
-  unsigned weight = 0;
-  unsigned long load = 0;
+  unsigned long avg_load = 0;  // only for overloaded groups (and local, when needed)
+  unsigned long group_load = 0, group_capacity = 0, group_util = 0, group_runnable = 0;
+  unsigned sum_nr_running = 0, sum_h_nr_running = 0, idle_cpus = 0, group_weight = 0;
   group_type type = group_has_spare;
-  s64 avg_load() const { return weight ? static_cast<s64>(load) * 1024 / weight : 0; }
+  bool group_smt_balance = false;
 };
 
-// update_sg_lb_stats(): the group's sums over its CPUs of nr_running, cfs.load and idle
-// CPUs. Linux adds them up CPU by CPU on every balance; here lb_view_update() keeps them.
-sg_lb_stats group_stats(Kernel* k, const sched_domain& sd, size_t g) {
+struct sd_lb_stats {
+  int busiest = -1;  // group index
+  int local = -1;
+  unsigned long total_load = 0, total_capacity = 0, avg_load = 0;
+  sg_lb_stats busiest_stat, local_stat;
+  bool prefer_sibling = false;
+};
+
+struct lb_env {
+  sched_domain* sd;
+  rq* dst_rq;
+  int dst_cpu;
+  cpu_idle_type idle;
+  long imbalance = 0;
+  migration_type type = migrate_load;
+  rq* src_rq = nullptr;
+};
+
+bool group_has_capacity(unsigned imbalance_pct, const sg_lb_stats& s) {
+  if (s.sum_nr_running < s.group_weight) return true;
+  if (s.group_capacity * imbalance_pct < s.group_runnable * 100) return false;
+  if (s.group_capacity * 100 > s.group_util * imbalance_pct) return true;
+  return false;
+}
+
+bool group_is_overloaded(unsigned imbalance_pct, const sg_lb_stats& s) {
+  if (s.sum_nr_running <= s.group_weight) return false;
+  if (s.group_capacity * 100 < s.group_util * imbalance_pct) return true;
+  if (s.group_capacity * imbalance_pct < s.group_runnable * 100) return true;
+  return false;
+}
+
+group_type group_classify(unsigned imbalance_pct, const sg_lb_stats& s) {
+  if (group_is_overloaded(imbalance_pct, s)) return group_overloaded;
+  if (s.group_smt_balance) return group_smt_balance;
+  if (!group_has_capacity(imbalance_pct, s)) return group_fully_busy;
+  return group_has_spare;
+}
+
+// update_sg_lb_stats(): the group's sums over its CPUs. Linux adds them up CPU by CPU on
+// every balance; here lb_view_update() keeps them (Kernel::lb_sums).
+sg_lb_stats update_sg_lb_stats(Kernel* k, const lb_env& env, size_t g, bool local_group) {
+  const sched_domain& sd = *env.sd;
   sg_lb_stats s;
-  if (const lb_sum* sum = sd.group_sum[g]) {
-    s.nr_running = static_cast<unsigned>(sum->nr_running);
-    s.load = static_cast<unsigned long>(sum->load);
-    s.idle_cpus = static_cast<unsigned>(sum->idle_cpus);
+  lb_sum sum;
+  if (const lb_sum* kept = sd.group_sum[g]) {
+    sum = *kept;
   } else {
     for (int c : sd.groups[g]) {
       const Kernel::lb_cpu& v = k->lb_view[c];
-      s.nr_running += v.nr_running;
-      s.load += v.load;
-      s.idle_cpus += available_idle_cpu(k, c) ? 1 : 0;
+      sum.nr_running += v.nr_running;
+      sum.load += static_cast<s64>(v.load);
+      sum.util += static_cast<s64>(v.util);
+      sum.runnable += static_cast<s64>(v.runnable);
+      sum.h_nr_runnable += v.h_nr_runnable;
+      sum.idle_cpus += available_idle_cpu(k, c) ? 1 : 0;
     }
   }
-  s.weight = static_cast<unsigned>(sd.groups[g].size());
 #ifdef SCHEDLAB_CHECK_VIEWS
-  sg_lb_stats want;
+  lb_sum want;
   for (int c : sd.groups[g]) {
     const rq* r = k->rq_of(c);
     want.nr_running += r->nr_running;
-    want.load += r->cfs.load;
+    want.load += static_cast<s64>(cpu_load(r));
+    want.util += static_cast<s64>(cpu_util_cfs(r));
+    want.runnable += static_cast<s64>(cpu_runnable(r));
+    want.h_nr_runnable += r->cfs.h_nr_runnable;
     want.idle_cpus += r->curr == r->idle && r->nr_running == 0 && r->ex.wake_list.empty();
   }
-  assert(s.nr_running == want.nr_running && s.load == want.load &&
-         s.idle_cpus == want.idle_cpus && "stale sched group sums");
+  assert(sum.nr_running == want.nr_running && sum.load == want.load && sum.util == want.util &&
+         sum.runnable == want.runnable && sum.h_nr_runnable == want.h_nr_runnable &&
+         sum.idle_cpus == want.idle_cpus && "stale sched group sums");
 #endif
-  if (s.nr_running > s.weight)
-    s.type = group_overloaded;
-  else if (s.nr_running == s.weight && s.idle_cpus == 0)
-    s.type = group_fully_busy;
+  s.sum_nr_running = static_cast<unsigned>(sum.nr_running);
+  s.sum_h_nr_running = static_cast<unsigned>(sum.h_nr_runnable);
+  s.group_load = static_cast<unsigned long>(sum.load);
+  s.group_util = static_cast<unsigned long>(sum.util);
+  s.group_runnable = static_cast<unsigned long>(sum.runnable);
+  s.idle_cpus = static_cast<unsigned>(sum.idle_cpus);
+  s.group_weight = static_cast<unsigned>(sd.groups[g].size());
+  // sgc->capacity: every CPU at full capacity (no RT, deadline or IRQ pressure modelled).
+  s.group_capacity = s.group_weight * SCHED_CAPACITY_SCALE;
+  // smt_balance(): an idle CPU should relieve an SMT core running several tasks.
+  s.group_smt_balance = !local_group && env.idle != CPU_NOT_IDLE && sd.groups_share_capacity &&
+                        s.group_weight > 1 && s.sum_h_nr_running > 1;
+  s.type = group_classify(static_cast<unsigned>(sd.imbalance_pct), s);
+  if (s.type == group_overloaded) s.avg_load = s.group_load * SCHED_CAPACITY_SCALE / s.group_capacity;
   return s;
 }
 
-// can_migrate_task(): allowed on dst, not running, not delayed, not cache hot unless
-// balancing has failed more than cache_nice_tries times.
-bool can_migrate_task(Kernel* k, task_struct* p, int dst, const sched_domain& sd, rq* src) {
-  if (p->on_cpu || p->se.sched_delayed || !task_allowed_on(p, dst)) return false;
-  if (sd.nr_balance_failed > static_cast<unsigned>(sd.cache_nice_tries)) return true;
-  const s64 since = static_cast<s64>(src->clock - p->se.exec_start);
-  return since >= k->cfg_.migration_cost_ns;  // task_hot()
+// update_sd_pick_busiest(): is sg busier than the busiest so far?
+bool update_sd_pick_busiest(const lb_env& env, const sd_lb_stats& sds, const sg_lb_stats& sgs) {
+  const sg_lb_stats& busiest = sds.busiest_stat;
+  if (!sgs.sum_h_nr_running) return false;  // nothing to pull
+  if (sds.busiest < 0 || sgs.type > busiest.type) return true;
+  if (sgs.type < busiest.type) return false;
+  switch (sgs.type) {
+    case group_overloaded:
+      return sgs.avg_load > busiest.avg_load;
+    case group_smt_balance:
+      if (sgs.idle_cpus != 0 || busiest.idle_cpus != 0) goto has_spare;
+      [[fallthrough]];
+    case group_fully_busy:
+      // avg_load is not computed for these (0): keep the first, unless it is an SMT core.
+      if (sgs.avg_load < busiest.avg_load) return false;
+      if (sgs.avg_load == busiest.avg_load && env.sd->groups_share_capacity) return false;
+      return true;
+    case group_has_spare:
+    has_spare:
+      // The fewest idle CPUs, then the most tasks.
+      if (sgs.idle_cpus > busiest.idle_cpus) return false;
+      if (sgs.idle_cpus == busiest.idle_cpus && sgs.sum_nr_running <= busiest.sum_nr_running)
+        return false;
+      return true;
+    default:
+      return false;
+  }
 }
 
-// detach_tasks() + attach_tasks(): least recently run first; `nr` tasks or `load` weight.
-int move_tasks(Kernel* k, rq* src, rq* dst, const sched_domain& sd, int nr, s64 load) {
+// update_sd_lb_stats(): the local group's and the busiest group's statistics, the domain's
+// totals, and (periodic balance of an LLC domain) the SIS_UTIL scan budget.
+void update_sd_lb_stats(Kernel* k, const lb_env& env, sd_lb_stats* sds) {
+  const sched_domain& sd = *env.sd;
+  unsigned long sum_util = 0;
+  sds->prefer_sibling = sd.prefer_sibling;
+  for (size_t g = 0; g < sd.groups.size(); ++g) {
+    const bool local = g == sd.local;
+    const sg_lb_stats sgs = update_sg_lb_stats(k, env, g, local);
+    if (local) {
+      sds->local = static_cast<int>(g);
+      sds->local_stat = sgs;
+    } else if (update_sd_pick_busiest(env, *sds, sgs)) {
+      sds->busiest = static_cast<int>(g);
+      sds->busiest_stat = sgs;
+    }
+    sds->total_load += sgs.group_load;
+    sds->total_capacity += sgs.group_capacity;
+    sum_util += sgs.group_util;
+  }
+  // update_idle_cpu_scan(): y = 1024 - min(1024, x^2 pct^2 / (10000 * 1024)) with x the
+  // LLC's utilisation per CPU; select_idle_cpu() then scans y * llc_weight / 1024 CPUs.
+  if (k->cfg_.feat(__SCHED_FEAT_SIS_UTIL) && env.idle != CPU_NEWLY_IDLE && sd.share_llc &&
+      sd.span_weight == llc_size(k, env.dst_cpu)) {
+    const u64 llc_weight = static_cast<u64>(sd.span_weight);
+    const u64 x = sum_util / llc_weight;
+    const u64 pct = static_cast<u64>(sd.imbalance_pct);
+    const u64 tmp = std::min<u64>(x * x * pct * pct / (10000 * SCHED_CAPACITY_SCALE), SCHED_CAPACITY_SCALE);
+    k->llc_nr_idle_scan[static_cast<size_t>(k->machine_.topo.llc_of[env.dst_cpu])] =
+        static_cast<int>((SCHED_CAPACITY_SCALE - tmp) * llc_weight / SCHED_CAPACITY_SCALE);
+  }
+}
+
+// sibling_imbalance(): tasks to move so both groups run as many tasks per core (doubled,
+// calculate_imbalance() halves it).
+long sibling_imbalance(const lb_env& env, const sd_lb_stats& sds) {
+  const sg_lb_stats& busiest = sds.busiest_stat;
+  const sg_lb_stats& local = sds.local_stat;
+  if (env.idle == CPU_NOT_IDLE || !busiest.sum_nr_running) return 0;
+  const long ncores_busiest = env.sd->group_cores[static_cast<size_t>(sds.busiest)];
+  const long ncores_local = env.sd->group_cores[static_cast<size_t>(sds.local)];
+  if (ncores_busiest == ncores_local)
+    return std::max<long>(0, static_cast<long>(busiest.sum_nr_running) - static_cast<long>(local.sum_nr_running));
+  long imbalance = std::max<long>(0, ncores_local * busiest.sum_nr_running - ncores_busiest * local.sum_nr_running);
+  imbalance = (2 * imbalance + ncores_local + ncores_busiest) / (ncores_local + ncores_busiest);
+  if (imbalance <= 1 && local.sum_nr_running == 0 && busiest.sum_nr_running > 1) imbalance = 2;
+  return imbalance;
+}
+
+// calculate_imbalance(): what to move (tasks, utilisation or load) and how much.
+void calculate_imbalance(lb_env* env, sd_lb_stats* sds) {
+  sg_lb_stats& local = sds->local_stat;
+  const sg_lb_stats& busiest = sds->busiest_stat;
+  if (busiest.type == group_smt_balance) {  // fewer tasks sharing a core
+    env->type = migrate_task;
+    env->imbalance = 1;
+    return;
+  }
+  if (local.type == group_has_spare) {
+    // Fill the local group's spare capacity from an overloaded group in another LLC.
+    if (busiest.type > group_fully_busy && !env->sd->share_llc) {
+      env->type = migrate_util;
+      env->imbalance = static_cast<long>(std::max(local.group_capacity, local.group_util) - local.group_util);
+      if (env->idle != CPU_NOT_IDLE && env->imbalance == 0) {
+        env->type = migrate_task;
+        env->imbalance = 1;
+      }
+      return;
+    }
+    env->type = migrate_task;
+    if (busiest.group_weight == 1 || sds->prefer_sibling)  // spread tasks evenly
+      env->imbalance = sibling_imbalance(*env, *sds);
+    else  // even out idle CPUs
+      env->imbalance = std::max<long>(0, static_cast<long>(local.idle_cpus) - static_cast<long>(busiest.idle_cpus));
+    // (NUMA's adjust_numa_imbalance() is not modelled: no machine here has NUMA domains.)
+    env->imbalance >>= 1;
+    return;
+  }
+  if (local.type < group_overloaded) {
+    // Local is about to be overloaded: compare average loads.
+    local.avg_load = local.group_load * SCHED_CAPACITY_SCALE / local.group_capacity;
+    if (local.avg_load >= busiest.avg_load) {
+      env->imbalance = 0;
+      return;
+    }
+    sds->avg_load = sds->total_load * SCHED_CAPACITY_SCALE / sds->total_capacity;
+    if (local.avg_load >= sds->avg_load) {
+      env->imbalance = 0;
+      return;
+    }
+  }
+  // Bring both towards the domain's average load, neither past it.
+  env->type = migrate_load;
+  const s64 a = (static_cast<s64>(busiest.avg_load) - static_cast<s64>(sds->avg_load)) *
+                static_cast<s64>(busiest.group_capacity);
+  const s64 b = (static_cast<s64>(sds->avg_load) - static_cast<s64>(local.avg_load)) *
+                static_cast<s64>(local.group_capacity);
+  env->imbalance = static_cast<long>(std::min(a, b) / static_cast<s64>(SCHED_CAPACITY_SCALE));
+}
+
+// sched_balance_find_src_group(): the busiest group, if moving something from it helps.
+int sched_balance_find_src_group(Kernel* k, lb_env* env) {
+  sd_lb_stats sds;
+  update_sd_lb_stats(k, *env, &sds);
+  if (sds.busiest < 0) return -1;
+  const sg_lb_stats& busiest = sds.busiest_stat;
+  sg_lb_stats& local = sds.local_stat;
+  if (local.type > busiest.type) return -1;
+  if (local.type == group_overloaded) {
+    if (local.avg_load >= busiest.avg_load) return -1;
+    sds.avg_load = sds.total_load * SCHED_CAPACITY_SCALE / sds.total_capacity;
+    if (local.avg_load >= sds.avg_load) return -1;
+    if (100 * busiest.avg_load <= static_cast<unsigned long>(env->sd->imbalance_pct) * local.avg_load) return -1;
+  }
+  const bool force = sds.prefer_sibling && local.type == group_has_spare && sibling_imbalance(*env, sds) > 1;
+  if (!force && busiest.type != group_overloaded) {
+    if (env->idle == CPU_NOT_IDLE) return -1;  // let an idle CPU pull instead
+    // (smt_vs_nonsmt_groups(): every group of a level here is alike.)
+    if (busiest.group_weight > 1 && local.idle_cpus <= busiest.idle_cpus + 1) return -1;
+    if (busiest.sum_h_nr_running == 1) return -1;  // nothing waiting to run
+  }
+  calculate_imbalance(env, &sds);
+  return env->imbalance ? sds.busiest : -1;
+}
+
+// sched_balance_find_src_rq(): the busiest runqueue of the group for the migration type.
+rq* sched_balance_find_src_rq(Kernel* k, const lb_env& env, int group) {
+  rq* busiest = nullptr;
+  unsigned long busiest_load = 0, busiest_util = 0;
+  unsigned busiest_nr = 0;
+  for (int c : env.sd->groups[static_cast<size_t>(group)]) {
+    rq* r = k->rq_of(c);
+    const unsigned nr_running = r->cfs.h_nr_runnable;
+    if (!nr_running) continue;
+    switch (env.type) {
+      case migrate_load: {
+        const unsigned long load = cpu_load(r);
+        // One task, more than the imbalance: moving it would just move the imbalance
+        // (check_cpu_capacity() is false: no capacity pressure here).
+        if (nr_running == 1 && load > static_cast<unsigned long>(env.imbalance)) break;
+        if (!busiest || load > busiest_load) {  // all capacities equal: max load
+          busiest_load = load;
+          busiest = r;
+        }
+        break;
+      }
+      case migrate_util: {
+        // cpu_util_cfs_boost(): utilisation, at least the runnable average.
+        const unsigned long util = std::min(std::max(cpu_util_cfs(r), cpu_runnable(r)), SCHED_CAPACITY_SCALE);
+        if (nr_running <= 1) continue;
+        if (busiest_util < util) {
+          busiest_util = util;
+          busiest = r;
+        }
+        break;
+      }
+      case migrate_task:
+        if (busiest_nr < nr_running) {
+          busiest_nr = nr_running;
+          busiest = r;
+        }
+        break;
+      case migrate_misfit:
+        break;
+    }
+  }
+  return busiest;
+}
+
+// can_migrate_task(): allowed on dst, not running, not delayed (delayed tasks move only
+// with their load in Linux; not modelled), not cache hot unless balancing keeps failing.
+bool can_migrate_task(Kernel* k, task_struct* p, const lb_env& env) {
+  if (p->se.sched_delayed || !task_allowed_on(p, env.dst_cpu) || p->on_cpu) return false;
+  if (env.sd->nr_balance_failed > static_cast<unsigned>(env.sd->cache_nice_tries)) return true;
+  // task_hot(): idle-policy tasks and SMT siblings (shared caches) are never hot.
+  if (p->policy == SCHED_IDLE || env.sd->share_cpucapacity) return true;
+  const s64 since = static_cast<s64>(env.src_rq->clock - p->se.exec_start);
+  return since >= k->cfg_.migration_cost_ns;
+}
+
+// detach_tasks() + attach_tasks(): least recently run first, up to the imbalance.
+int detach_tasks(Kernel* k, lb_env* env) {
+  rq* src = env->src_rq;
+  if (src->nr_running <= 1 || env->imbalance <= 0) return 0;
   update_rq_clock(src);
   std::vector<task_struct*>& cand = k->balance_scratch;  // reused: no allocation per balance
   cand.clear();
-  // Linux walks rq->cfs_tasks; with every task in the root group that is the timeline.
+  // Linux walks rq->cfs_tasks from its tail (least recently picked); with every task in the
+  // root group the queued ones are the timeline, ordered here by when they last ran.
   for (sched_entity* se : src->cfs.timeline)
-    if (entity_is_task(se) && can_migrate_task(k, task_of(se), dst->cpu, sd, src))
-      cand.push_back(task_of(se));
+    if (entity_is_task(se)) cand.push_back(task_of(se));
   std::sort(cand.begin(), cand.end(), [](task_struct* a, task_struct* b) {
     return a->se.exec_start != b->se.exec_start ? a->se.exec_start < b->se.exec_start
                                                 : a->pid < b->pid;
   });
-  const size_t loop_max = std::min<size_t>(32, src->nr_running);  // sysctl_sched_nr_migrate
-  int moved = 0;
+  // loop_max = min(sysctl_sched_nr_migrate, nr_running); the running task counts too.
+  const size_t loop_max = std::min<size_t>(32, src->nr_running);
+  const unsigned shift = std::min(env->sd->nr_balance_failed, 63u);
+  int detached = 0;
   for (size_t i = 0; i < cand.size() && i < loop_max; ++i) {
+    if (env->idle != CPU_NOT_IDLE && src->nr_running <= 1) break;  // do not steal all
     task_struct* p = cand[i];
-    if (load >= 0) {
-      const s64 w = static_cast<s64>(p->se.load.weight >> std::min(sd.nr_balance_failed, 31u));
-      if (w > load) continue;
-      load -= static_cast<s64>(p->se.load.weight);
+    if (!can_migrate_task(k, p, *env)) continue;
+    switch (env->type) {
+      case migrate_load: {
+        const unsigned long load = std::max<unsigned long>(task_h_load(p), 1);
+        if ((load >> shift) > static_cast<unsigned long>(env->imbalance)) continue;
+        env->imbalance -= static_cast<long>(load);
+        break;
+      }
+      case migrate_util: {
+        const unsigned long util = task_util_est(p);
+        if ((util >> shift) > static_cast<unsigned long>(env->imbalance)) continue;
+        env->imbalance -= static_cast<long>(util);
+        break;
+      }
+      case migrate_task:
+      case migrate_misfit:
+        env->imbalance--;
+        break;
     }
-    move_queued_task(src, p, dst);
-    ++moved;
-    if (load < 0 && moved >= nr) break;
-    if (load == 0) break;
+    move_queued_task(src, p, env->dst_rq);
+    ++detached;
+    // CONFIG_PREEMPTION (set in every PREEMPT_DYNAMIC build, whatever the preemption
+    // model): a newly idle CPU stops after the first task, to bound the latency.
+    if (env->idle == CPU_NEWLY_IDLE) break;
+    if (env->imbalance <= 0) break;
   }
-  return moved;
+  return detached;
 }
 
 // should_we_balance(): one CPU per local group balances at this level: the first idle
-// CPU of the group, else its first CPU.
-bool should_we_balance(Kernel* k, int this_cpu, const std::vector<int>& local) {
+// CPU of the group, else its first CPU. A newly idle CPU always may.
+bool should_we_balance(Kernel* k, const lb_env& env) {
+  if (env.idle == CPU_NEWLY_IDLE) return true;
+  const std::vector<int>& local = env.sd->groups[env.sd->local];
   for (int c : local)
-    if (c == this_cpu || available_idle_cpu(k, c)) return c == this_cpu;
-  return local.front() == this_cpu;
+    if (c == env.dst_cpu || available_idle_cpu(k, c)) return c == env.dst_cpu;
+  return local.front() == env.dst_cpu;
 }
 
-// sched_balance_rq(): find the busiest group and runqueue at this level and pull from it.
-// Returns whether the caller should go on to the parent level.
-bool sched_balance_rq(rq* this_rq, sched_domain& sd, bool newidle) {
+// sched_balance_rq(): one balancing attempt at one level. Returns the tasks moved; clears
+// *continue_balancing when another CPU of the local group balances this level.
+int sched_balance_rq(rq* this_rq, sched_domain& sd, cpu_idle_type idle, bool* continue_balancing) {
   Kernel* k = this_rq->k;
-  const int this_cpu = this_rq->cpu;
-  const std::vector<int>* local = &sd.groups[sd.local];
-  if (!newidle && !should_we_balance(k, this_cpu, *local)) return false;
-  const sg_lb_stats ls = group_stats(k, sd, sd.local);
-  const std::vector<int>* busiest = nullptr;
-  sg_lb_stats bs;
-  s64 total_load = static_cast<s64>(ls.load);
-  unsigned total_weight = ls.weight;
-  for (size_t gi = 0; gi < sd.groups.size(); ++gi) {
-    const std::vector<int>& g = sd.groups[gi];
-    if (gi == sd.local) continue;
-    sg_lb_stats s = group_stats(k, sd, gi);
-    total_load += static_cast<s64>(s.load);
-    total_weight += s.weight;
-    if (s.nr_running <= s.weight - s.idle_cpus) continue;  // nothing queued to move
-    if (!busiest || s.type > bs.type || (s.type == bs.type && s.avg_load() > bs.avg_load())) {
-      busiest = &g;
-      bs = s;
-    }
-  }
-  bool found = false;
-  int nr = 0;
-  s64 load = -1;
-  if (busiest) {
-    if (ls.type == group_has_spare) {
-      // Migrate tasks: even out running tasks (prefer-sibling) or idle CPUs.
-      if (sd.prefer_sibling && bs.nr_running > ls.nr_running + 1)
-        nr = static_cast<int>((bs.nr_running - ls.nr_running) / 2);
-      else if (ls.idle_cpus > bs.idle_cpus + 1)
-        nr = static_cast<int>((ls.idle_cpus - bs.idle_cpus) / 2);
-      else if (bs.type == group_overloaded)
-        nr = 1;
-    } else if (bs.type >= ls.type) {
-      // Both busy: migrate load towards the domain average, if busiest exceeds the margin.
-      const s64 avg = total_weight ? total_load * 1024 / total_weight : 0;
-      if (100 * bs.avg_load() > sd.imbalance_pct * ls.avg_load() && ls.avg_load() < avg) {
-        load = std::min((bs.avg_load() - avg) * bs.weight, (avg - ls.avg_load()) * ls.weight) / 1024;
-        if (load <= 0) load = -1;
-      }
-    }
-    found = nr > 0 || load > 0;
-  }
+  lb_env env{&sd, this_rq, this_rq->cpu, idle};
   int moved = 0;
-  if (found) {
-    rq* src = nullptr;
-    for (int c : *busiest) {
-      rq* r = k->rq_of(c);
-      if (r->nr_running < 2) continue;
-      if (!src || (load > 0 ? r->cfs.load > src->cfs.load : r->nr_running > src->nr_running)) src = r;
-    }
-    if (src) {
-      if (newidle) nr = 1, load = -1;
-      moved = move_tasks(k, src, this_rq, sd, nr, load);
-    }
-    if (!newidle) sd.nr_balance_failed = moved ? 0 : sd.nr_balance_failed + 1;
+  int group = -1;
+  if (!should_we_balance(k, env)) {
+    *continue_balancing = false;
+  } else {
+    group = sched_balance_find_src_group(k, &env);
+    if (group >= 0) env.src_rq = sched_balance_find_src_rq(k, env, group);
   }
-  if (!newidle) {
-    if (found)
-      sd.balance_interval = sd.min_interval;
-    else if (sd.balance_interval < sd.max_interval)
-      sd.balance_interval *= 2;
+  if (!env.src_rq) {  // out_balanced
+    sd.nr_balance_failed = 0;
+    if (idle != CPU_NEWLY_IDLE && sd.balance_interval < sd.max_interval) sd.balance_interval *= 2;
+    return 0;
   }
-  return moved == 0;
+  moved = detach_tasks(k, &env);
+  if (!moved) {
+    if (idle != CPU_NEWLY_IDLE) sd.nr_balance_failed++;
+    // (need_active_balance(): stopping the source CPU to push its running task is not
+    // modelled; see docs/model.md.)
+  } else {
+    sd.nr_balance_failed = 0;
+  }
+  sd.balance_interval = sd.min_interval;  // we were unbalanced
+  return moved;
 }
 
 u64 ms_to_jiffies(const Kernel* k, s64 ms) {
   return static_cast<u64>(std::max<s64>(1, ms * k->cfg_.hz / 1000));
 }
 
-// sched_balance_domains(): bottom-up over the domains that are due.
+// get_sd_balance_interval(): busy CPUs balance busy_factor times less often.
+u64 get_sd_balance_interval(const Kernel* k, const sched_domain& sd, bool busy) {
+  u64 interval = ms_to_jiffies(k, static_cast<s64>(sd.balance_interval) * (busy ? sd.busy_factor : 1));
+  if (busy && interval > 1) interval -= 1;
+  return interval;
+}
+
+// sched_balance_softirq() + sched_balance_domains(): decay the blocked load, then balance
+// bottom-up the domains that are due, until another CPU of the local group is the one to
+// balance a level.
 void sched_balance_domains(rq* rq, bool idle) {
   Kernel* k = rq->k;
+  sched_balance_update_blocked_averages(rq);
   const u64 j = k->jiffies();
   u64 next = j + 60 * static_cast<u64>(k->cfg_.hz);
-  bool attempted = false;
+  bool attempted = false, continue_balancing = true;
+  bool busy = !idle;
   for (sched_domain& sd : rq->sd) {
-    const bool busy = !idle;
-    u64 interval = ms_to_jiffies(k, static_cast<s64>(sd.balance_interval) * (busy ? sd.busy_factor : 1));
-    if (busy && interval > 1) interval -= 1;
-    bool go_on = true;
+    if (!continue_balancing) break;
+    u64 interval = get_sd_balance_interval(k, sd, busy);
     if (j >= sd.last_balance + interval) {
       attempted = true;
-      go_on = sched_balance_rq(rq, sd, false);
+      if (sched_balance_rq(rq, sd, busy ? CPU_NOT_IDLE : CPU_IDLE, &continue_balancing)) {
+        idle = available_idle_cpu(k, rq->cpu);
+        busy = !idle;
+      }
       sd.last_balance = j;
-      interval = ms_to_jiffies(k, static_cast<s64>(sd.balance_interval) * (busy ? sd.busy_factor : 1));
+      interval = get_sd_balance_interval(k, sd, busy);
     }
     next = std::min(next, sd.last_balance + interval);
-    if (!go_on) break;
   }
   rq->next_balance = next;
   if (attempted) cpu_charge(rq, k->machine_.costs.newidle_balance_ns);
@@ -417,13 +681,15 @@ bool sched_balance_newidle(rq* rq) {
   Kernel* k = rq->k;
   if (!k->nr_overloaded || rq->sd.empty()) return false;
   const hw::Costs& c = k->machine_.costs;
+  sched_balance_update_blocked_averages(rq);
   s64 spent = 0;
+  bool continue_balancing = true;
   for (sched_domain& sd : rq->sd) {
     const s64 cost = c.newidle_balance_ns + c.line_llc_ns * sd.span_weight;
     if (static_cast<s64>(rq->avg_idle) < spent + cost) break;
     spent += cost;
-    if (!sched_balance_rq(rq, sd, true)) break;
-    if (rq->nr_running) break;
+    const int pulled = sched_balance_rq(rq, sd, CPU_NEWLY_IDLE, &continue_balancing);
+    if (pulled || !continue_balancing || rq->nr_running) break;
   }
   if (spent) cpu_charge(rq, spent);
   return rq->nr_running > 0;

@@ -34,3 +34,6 @@ SCHED_FEAT(WA_IDLE, true)
 SCHED_FEAT(WA_WEIGHT, true)
 // wake_affine(): bias that comparison towards prev by half the imbalance margin.
 SCHED_FEAT(WA_BIAS, true)
+// util_est: a task's utilisation as the EWMA of its util_avg at each sleep, so a task that
+// slept keeps counting as big; the CPU's utilisation is the max of PELT's and this.
+SCHED_FEAT(UTIL_EST, true)

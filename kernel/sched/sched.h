@@ -61,6 +61,21 @@ struct load_weight {
   uint32_t inv_weight = 4194304;  // sched_prio_to_wmult[]: 2^32 / weight
 };
 
+// struct sched_avg (include/linux/sched.h): PELT's load, runnable and utilisation signals of
+// an entity or a runqueue, geometric sums with a 32 ms half-life. Maintained by pelt.cc and
+// fair.cc's update_load_avg(); read by the load balancer and wake_affine.
+struct sched_avg {
+  u64 last_update_time = 0;   // of the sums, in PELT clock ns (a multiple of 1024 after a decay)
+  u64 load_sum = 0;
+  u64 runnable_sum = 0;
+  uint32_t util_sum = 0;
+  uint32_t period_contrib = 0;  // the part of the current 1024 us period already accumulated
+  unsigned long load_avg = 0;
+  unsigned long runnable_avg = 0;
+  unsigned long util_avg = 0;
+  unsigned util_est = 0;      // tasks: util_est EWMA (with UTIL_AVG_UNCHANGED); cfs_rq: the sum
+};
+
 // EEVDF entity. Virtual times in ns of virtual time; compared with signed wrap-around.
 struct sched_entity {
   load_weight load;
@@ -86,6 +101,7 @@ struct sched_entity {
   struct cfs_rq* my_q = nullptr;    // group entities only
   int depth = 0;
   task_struct* owner = nullptr;     // task_of(se), for task entities
+  sched_avg avg;                    // PELT
 };
 
 struct sched_rt_entity {
@@ -150,6 +166,7 @@ struct task_struct {
   bool on_cpu = false;
   bool on_rq = false;                // TASK_ON_RQ_QUEUED (includes sched_delayed)
   bool is_idle = false;              // the per-CPU idle task (swapper)
+  bool on_rq_migrating = false;      // TASK_ON_RQ_MIGRATING: moved queued, between two rqs
   unsigned thread_flags = 0;         // TIF_*
   int cpu = 0;                       // task_cpu(): the rq it is on or last ran on
   unsigned __state = 0;              // TASK_RUNNING (0) or TASK_INTERRUPTIBLE
@@ -201,6 +218,13 @@ struct cfs_rq {
   sched_entity* curr = nullptr;
   std::vector<sched_entity*> timeline;  // queued entities except curr
   u64 tree_seq = 0;
+  sched_avg avg;               // PELT of the runqueue: blocked entities decay inside it
+  // Load of entities that left this runqueue from another CPU (a wakeup elsewhere, an exit),
+  // taken out at its next update_cfs_rq_load_avg().
+  struct {
+    int nr = 0;
+    unsigned long load_avg = 0, util_avg = 0, runnable_avg = 0;
+  } removed;
 };
 
 struct rt_rq {
@@ -237,6 +261,10 @@ struct sched_class {
   void (*task_woken)(rq* rq, task_struct* p) = nullptr;
   // Before picking, with prev no longer current-to-be (RT: pull if this rq's priority drops).
   void (*balance)(rq* rq, task_struct* prev) = nullptr;
+  // set_task_cpu() to another CPU (fair: PELT leaves the old runqueue).
+  void (*migrate_task_rq)(task_struct* p, int new_cpu) = nullptr;
+  // The task exited and was switched out for good (fair: its PELT leaves the runqueue).
+  void (*task_dead)(task_struct* p) = nullptr;
 };
 
 extern const sched_class rt_sched_class;
@@ -286,8 +314,11 @@ struct dl_server {
 
 struct lb_sum {
   s64 nr_running = 0;
-  s64 load = 0;
+  s64 load = 0;       // of cpu_load()
+  s64 util = 0;       // of cpu_util_cfs()
+  s64 runnable = 0;   // of cpu_runnable()
   s64 idle_cpus = 0;  // available_idle_cpu() CPUs
+  s64 h_nr_runnable = 0;  // of rq->cfs.h_nr_runnable
 };
 
 struct sched_domain {
@@ -298,6 +329,9 @@ struct sched_domain {
   std::vector<std::vector<int>> groups;  // child spans, local group first is not assumed
   std::vector<const lb_sum*> group_sum;  // per group: Kernel::lb_sums of its CPUs, or
                                          // nullptr if the levels do not nest there
+  std::vector<int> group_cores;          // per group: sched_group::cores
+  bool groups_share_capacity = false;    // groups are SMT cores (SD_SHARE_CPUCAPACITY)
+  bool share_cpucapacity = false;        // this is the SMT level (SD_SHARE_CPUCAPACITY)
   size_t local = 0;                      // index of the group holding this CPU
   int imbalance_pct = 117;
   int cache_nice_tries = 1;
@@ -344,8 +378,10 @@ void activate_task(rq* rq, task_struct* p, int flags);
 void deactivate_task(rq* rq, task_struct* p, int flags);
 void add_nr_running(rq* rq, unsigned n);
 // Brings Kernel::lb_view[rq->cpu] and the group sums up to date after nr_running,
-// cfs.load, curr or the wake list of rq changed.
+// h_nr_runnable, curr or the wake list of rq changed; lb_view_update_pelt() after only its
+// PELT averages (cpu_load, cpu_util_cfs, cpu_runnable) may have.
 void lb_view_update(rq* rq);
+void lb_view_update_pelt(rq* rq);
 void sub_nr_running(rq* rq, unsigned n);
 void update_rq_clock(rq* rq);
 bool cpus_share_cache(Kernel* k, int a, int b);
@@ -406,7 +442,23 @@ inline cfs_rq* cfs_rq_of(const sched_entity* se) { return se->cfs_rq; }
 inline cfs_rq* group_cfs_rq(const sched_entity* se) { return se->my_q; }
 inline sched_entity* parent_entity(const sched_entity* se) { return se->parent; }
 // set_task_cpu(): p now belongs to `cpu` (task_cpu() and set_task_rq()). For a queued task
-// only between dequeue and enqueue.
+// only between dequeue and enqueue. Tells p's class when the CPU changes (migrate_task_rq);
+// __set_task_cpu() does not (a task not yet running anywhere: fork).
 void set_task_cpu(task_struct* p, int cpu);
+void __set_task_cpu(task_struct* p, int cpu);
+
+// ---- fair.c's PELT entry points outside the fair class (readers: pelt.h) ----
+// task_h_load(): a task's load as seen from the root (its load_avg with every task in the
+// root group).
+unsigned long task_h_load(const task_struct* p);
+// task_util_est(): max(util_avg, util_est) of a task.
+unsigned long task_util_est(const task_struct* p);
+// sched_fork()'s init_entity_runnable_average() and wake_up_new_task()'s
+// post_init_entity_util_avg(): a new task starts at full load and half the free capacity.
+void init_entity_runnable_average(sched_entity* se);
+void post_init_entity_util_avg(task_struct* p);
+// sched_balance_update_blocked_averages(): decay what sleeping tasks left in the CPU's
+// runqueue (from balancing on that CPU). Returns whether the averages changed.
+bool sched_balance_update_blocked_averages(rq* rq);
 
 }  // namespace kernel

@@ -54,6 +54,11 @@ void build_sched_domains(Kernel* k) {
     for (int i : id) cpus_with[kind][static_cast<size_t>(i)]++;
   }
   k->lb_sums_of.assign(static_cast<size_t>(n), {});
+  // sd_llc_shared->nr_idle_scan per LLC, as periodic balancing leaves it on an idle machine
+  // (utilisation 0: scan the whole LLC). Linux starts a new domain at 0 (no scan) until its
+  // first balance, but a run here models a machine that was up and idle before it started.
+  k->llc_nr_idle_scan.assign(static_cast<size_t>(*std::max_element(t.llc_of.begin(), t.llc_of.end()) + 1), 0);
+  for (int c = 0; c < n; ++c) k->llc_nr_idle_scan[static_cast<size_t>(t.llc_of[c])]++;
   for (int c = 0; c < n; ++c) {
     const Kernel::lb_cpu& v = k->lb_view[c];
     for (int kind = 0; kind < 4; ++kind) {
@@ -61,6 +66,9 @@ void build_sched_domains(Kernel* k) {
       k->lb_sums_of[c][kind] = s;
       s->nr_running += v.nr_running;
       s->load += static_cast<s64>(v.load);
+      s->util += static_cast<s64>(v.util);
+      s->runnable += static_cast<s64>(v.runnable);
+      s->h_nr_runnable += v.h_nr_runnable;
       s->idle_cpus += v.idle();
     }
   }
@@ -78,6 +86,12 @@ void build_sched_domains(Kernel* k) {
       {"PKG", &t.socket_of, 2, 117, 1, false},
       {"NUMA", &all, 3, 117, 2, false},
   };
+  std::vector<uint8_t> first_of_core(static_cast<size_t>(n), 0);  // lowest CPU of its core
+  {
+    std::vector<uint8_t> seen(static_cast<size_t>(*std::max_element(t.core_of.begin(), t.core_of.end()) + 1), 0);
+    for (int c = 0; c < n; ++c)
+      if (!seen[static_cast<size_t>(t.core_of[c])]++) first_of_core[static_cast<size_t>(c)] = 1;
+  }
   for (int cpu = 0; cpu < n; ++cpu) {
     rq* rq = k->rq_of(cpu);
     rq->sd.clear();
@@ -100,11 +114,17 @@ void build_sched_domains(Kernel* k) {
         const bool whole = cpus_with[l.child][static_cast<size_t>(id)] == sd.groups[g].size();
         sd.group_sum.push_back(whole ? &k->lb_sums[l.child][static_cast<size_t>(id)] : nullptr);
         if (id == child[cpu]) sd.local = g;
+        int cores = 0;  // init_sched_groups_capacity(): one per SMT mask in the group
+        for (int c : sd.groups[g]) cores += first_of_core[static_cast<size_t>(c)];
+        sd.group_cores.push_back(cores);
       }
+      // A group's flags are its child domain's: SMT cores share capacity.
+      sd.groups_share_capacity = !rq->sd.empty() && std::string(rq->sd.back().name) == "SMT";
       sd.span = std::move(span);
       sd.imbalance_pct = l.imbalance_pct;
       sd.cache_nice_tries = l.cache_nice_tries;
       sd.share_llc = l.share_llc;
+      sd.share_cpucapacity = std::string(l.name) == "SMT";
       sd.prefer_sibling = std::string(l.name) != "SMT";  // child has SD_PREFER_SIBLING
       sd.min_interval = sd.span_weight;
       sd.max_interval = 2 * sd.span_weight;

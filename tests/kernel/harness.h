@@ -11,6 +11,7 @@
 
 #include "hw/machine.h"
 #include "kernel/kernel.h"
+#include "kernel/sched/pelt.h"
 #include "sim/engine.h"
 #include "user/thread.h"
 
@@ -67,7 +68,10 @@ inline void check_lb_view(const kernel::Kernel& k) {
     const kernel::rq& rq = k.cpu_rq(c);
     const kernel::Kernel::lb_cpu& v = k.lb_view[c];
     EXPECT_EQ(v.nr_running, rq.nr_running) << "cpu " << c;
-    EXPECT_EQ(v.load, rq.cfs.load) << "cpu " << c;
+    EXPECT_EQ(v.load, kernel::cpu_load(&rq)) << "cpu " << c;
+    EXPECT_EQ(v.util, kernel::cpu_util_cfs(&rq)) << "cpu " << c;
+    EXPECT_EQ(v.runnable, kernel::cpu_runnable(&rq)) << "cpu " << c;
+    EXPECT_EQ(v.h_nr_runnable, rq.cfs.h_nr_runnable) << "cpu " << c;
     EXPECT_EQ(v.curr_idle, rq.curr == rq.idle) << "cpu " << c;
     EXPECT_EQ(v.wake_pending, !rq.ex.wake_list.empty()) << "cpu " << c;
   }
@@ -83,10 +87,16 @@ inline void check_lb_view(const kernel::Kernel& k) {
           const kernel::Kernel::lb_cpu& v = k.lb_view[m];
           want.nr_running += v.nr_running;
           want.load += static_cast<int64_t>(v.load);
+          want.util += static_cast<int64_t>(v.util);
+          want.runnable += static_cast<int64_t>(v.runnable);
+          want.h_nr_runnable += v.h_nr_runnable;
           want.idle_cpus += v.idle();
         }
         EXPECT_EQ(sd.group_sum[g]->nr_running, want.nr_running) << sd.name << " group " << g;
         EXPECT_EQ(sd.group_sum[g]->load, want.load) << sd.name << " group " << g;
+        EXPECT_EQ(sd.group_sum[g]->util, want.util) << sd.name << " group " << g;
+        EXPECT_EQ(sd.group_sum[g]->runnable, want.runnable) << sd.name << " group " << g;
+        EXPECT_EQ(sd.group_sum[g]->h_nr_runnable, want.h_nr_runnable) << sd.name << " group " << g;
         EXPECT_EQ(sd.group_sum[g]->idle_cpus, want.idle_cpus) << sd.name << " group " << g;
       }
     }
