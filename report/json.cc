@@ -53,6 +53,11 @@ ordered_json task_json(const TaskResult& t) {
   j["vlag"] = t.vlag;
   j["deadline"] = t.deadline;
   j["slice_ns"] = t.slice_ns;
+  j["load_weight"] = t.load_weight;
+  j["load_avg"] = t.load_avg;
+  j["runnable_avg"] = t.runnable_avg;
+  j["util_avg"] = t.util_avg;
+  j["util_est"] = t.util_est;
   ordered_json extra = ordered_json::object();
   for (const auto& [k, v] : t.extra) extra[k] = v;
   j["extra"] = std::move(extra);
@@ -221,6 +226,11 @@ void read_task(Reader& rd, const json& j, const std::string& p, TaskResult* t) {
   rd.get(&j, "vlag", p, &t->vlag);
   rd.get(&j, "deadline", p, &t->deadline);
   rd.get(&j, "slice_ns", p, &t->slice_ns);
+  rd.get(&j, "load_weight", p, &t->load_weight);
+  rd.get(&j, "load_avg", p, &t->load_avg);
+  rd.get(&j, "runnable_avg", p, &t->runnable_avg);
+  rd.get(&j, "util_avg", p, &t->util_avg);
+  rd.get(&j, "util_est", p, &t->util_est);
   rd.get(&j, "extra", p, &t->extra);
 }
 

@@ -35,6 +35,12 @@ struct TaskResult {
   int64_t vlag = 0;
   uint64_t deadline = 0;
   uint64_t slice_ns = 0;
+  // PELT at the end of the run, as last brought up to date (se.avg.*, se.load.weight).
+  uint64_t load_weight = 0;
+  uint64_t load_avg = 0;
+  uint64_t runnable_avg = 0;
+  uint64_t util_avg = 0;
+  uint64_t util_est = 0;
   int cpu = 0;                 // last CPU
   std::map<std::string, int64_t> extra;  // per-task counters a workload or feature adds
 

@@ -400,6 +400,11 @@ std::string render_proc_sched(const TaskResult& t, int nr_threads) {
   ps("nr_switches", static_cast<int64_t>(t.nvcsw + t.nivcsw), &out);
   ps("nr_voluntary_switches", static_cast<int64_t>(t.nvcsw), &out);
   ps("nr_involuntary_switches", static_cast<int64_t>(t.nivcsw), &out);
+  ps("se.load.weight", static_cast<int64_t>(t.load_weight), &out);
+  ps("se.avg.load_avg", static_cast<int64_t>(t.load_avg), &out);
+  ps("se.avg.runnable_avg", static_cast<int64_t>(t.runnable_avg), &out);
+  ps("se.avg.util_avg", static_cast<int64_t>(t.util_avg), &out);
+  ps("se.avg.util_est", static_cast<int64_t>(t.util_est), &out);
   ps("policy", linux_policy(t.policy), &out);
   ps("prio", linux_prio(t), &out);
   // Linux prints se.slice only for fair tasks (an RT task's slice means nothing).

@@ -11,6 +11,7 @@
 #include "hw/machine.h"
 #include "kernel/config.h"
 #include "kernel/kernel.h"
+#include "kernel/sched/pelt.h"
 #include "sim/engine.h"
 #include "workloads/common.h"
 #include "workloads/workload.h"
@@ -361,6 +362,11 @@ std::string run(const Experiment& e, report::Results* out, const Progress& progr
     tr.vlag = t->se.vlag;
     tr.deadline = t->se.deadline;
     tr.slice_ns = t->se.slice;
+    tr.load_weight = t->se.load.weight;
+    tr.load_avg = t->se.avg.load_avg;
+    tr.runnable_avg = t->se.avg.runnable_avg;
+    tr.util_avg = t->se.avg.util_avg;
+    tr.util_est = t->se.avg.util_est & ~kernel::UTIL_AVG_UNCHANGED;
     tr.cpu = t->cpu;
     const kernel::slice_ext_task& x = t->slice;
     if (cfg.slice_ext.abi == kernel::SliceExtAbi::Rfc) {

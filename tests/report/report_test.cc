@@ -80,6 +80,11 @@ Results make_results(int threads = 4) {
     t.vlag = -250'000;
     t.deadline = 987'657'321'000;
     t.slice_ns = 3'000'000;
+    t.load_weight = 1024;
+    t.load_avg = 1010;
+    t.runnable_avg = 1009;
+    t.util_avg = 498;
+    t.util_est = 497;
     t.cpu = pid % 8;
     return t;
   };
@@ -454,6 +459,17 @@ TEST(ProcSched, PrintsCountsRightAlignedLikeLinux) {
   EXPECT_EQ(line_starting(s, "policy").substr(45), ":                    0");
   EXPECT_EQ(line_starting(s, "prio").substr(45), ":                  120");
   EXPECT_EQ(line_starting(s, "se.slice").substr(45), ":              3000000");
+}
+
+TEST(ProcSched, ShowsTheWeightAndPeltAveragesBeforeThePolicyLikeLinux) {
+  const std::string s = render_proc_sched(make_results().tasks[1]);
+  EXPECT_EQ(line_starting(s, "se.load.weight").substr(45), ":                 1024");
+  EXPECT_EQ(line_starting(s, "se.avg.load_avg").substr(45), ":                 1010");
+  EXPECT_EQ(line_starting(s, "se.avg.runnable_avg").substr(45), ":                 1009");
+  EXPECT_EQ(line_starting(s, "se.avg.util_avg").substr(45), ":                  498");
+  EXPECT_EQ(line_starting(s, "se.avg.util_est").substr(45), ":                  497");
+  EXPECT_LT(s.find("nr_involuntary_switches"), s.find("se.load.weight"));
+  EXPECT_LT(s.find("se.avg.util_est"), s.find("\npolicy"));
 }
 
 TEST(ProcSched, ListsEveryExtraEntry) {
