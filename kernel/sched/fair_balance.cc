@@ -426,7 +426,11 @@ void calculate_imbalance(lb_env* env, sd_lb_stats* sds) {
       env->imbalance = sibling_imbalance(*env, *sds);
     else  // even out idle CPUs
       env->imbalance = std::max<long>(0, static_cast<long>(local.idle_cpus) - static_cast<long>(busiest.idle_cpus));
-    // (NUMA's adjust_numa_imbalance() is not modelled: no machine here has NUMA domains.)
+    // adjust_numa_imbalance(): between NUMA nodes, leave a pair of tasks where they are while
+    // the destination runs few tasks (NUMA_IMBALANCE_MIN = 2).
+    if (env->sd->numa && static_cast<int>(local.sum_nr_running) + 1 <= env->sd->imb_numa_nr &&
+        env->imbalance <= 2)
+      env->imbalance = 0;
     env->imbalance >>= 1;
     return;
   }
@@ -584,12 +588,22 @@ int detach_tasks(Kernel* k, lb_env* env) {
 }
 
 // should_we_balance(): one CPU per local group balances at this level: the first idle
-// CPU of the group, else its first CPU. A newly idle CPU always may.
+// CPU on an idle core (above the SMT level), else the first idle CPU, else the group's first
+// CPU. A newly idle CPU may unless work arrived meanwhile.
 bool should_we_balance(Kernel* k, const lb_env& env) {
-  if (env.idle == CPU_NEWLY_IDLE) return true;
+  if (env.idle == CPU_NEWLY_IDLE)
+    return env.dst_rq->nr_running == 0 && env.dst_rq->ex.wake_list.empty();
   const std::vector<int>& local = env.sd->groups[env.sd->local];
-  for (int c : local)
-    if (c == env.dst_cpu || available_idle_cpu(k, c)) return c == env.dst_cpu;
+  int idle_smt = kNoCpu;
+  for (int c : local) {
+    if (!available_idle_cpu(k, c)) continue;
+    if (!env.sd->share_cpucapacity && !core_is_idle(k, c)) {
+      if (idle_smt == kNoCpu) idle_smt = c;  // an idle SMT thread of a busy core: later
+      continue;
+    }
+    return c == env.dst_cpu;
+  }
+  if (idle_smt != kNoCpu) return idle_smt == env.dst_cpu;
   return local.front() == env.dst_cpu;
 }
 

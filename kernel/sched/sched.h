@@ -332,6 +332,8 @@ struct sched_domain {
   std::vector<int> group_cores;          // per group: sched_group::cores
   bool groups_share_capacity = false;    // groups are SMT cores (SD_SHARE_CPUCAPACITY)
   bool share_cpucapacity = false;        // this is the SMT level (SD_SHARE_CPUCAPACITY)
+  bool numa = false;                     // SD_NUMA
+  int imb_numa_nr = 0;                   // tasks a NUMA imbalance may leave (build_sched_domains)
   size_t local = 0;                      // index of the group holding this CPU
   int imbalance_pct = 117;
   int cache_nice_tries = 1;

@@ -110,7 +110,7 @@ void build_sched_domains(Kernel* k) {
       for (size_t g = 0; g < sd.groups.size(); ++g) {
         const int id = child[sd.groups[g].front()];
         // The sum is the group's only if every CPU with this id is in the group (levels
-        // nest, as on real machines); otherwise group_stats() adds up the CPUs.
+        // nest, as on real machines); otherwise update_sg_lb_stats() adds up the CPUs.
         const bool whole = cpus_with[l.child][static_cast<size_t>(id)] == sd.groups[g].size();
         sd.group_sum.push_back(whole ? &k->lb_sums[l.child][static_cast<size_t>(id)] : nullptr);
         if (id == child[cpu]) sd.local = g;
@@ -129,8 +129,30 @@ void build_sched_domains(Kernel* k) {
       sd.min_interval = sd.span_weight;
       sd.max_interval = 2 * sd.span_weight;
       sd.balance_interval = sd.span_weight;
+      sd.numa = std::string(l.name) == "NUMA";
       prev_weight = sd.span.size();
       rq->sd.push_back(std::move(sd));
+    }
+    // imb_numa_nr (build_sched_domains()): the first level above the LLC allows an imbalance
+    // of one task per LLC it holds (12.5% of it if it is one LLC); the levels above scale it
+    // by their span over the first NUMA level's.
+    int imb = 0, imb_span = 1;
+    for (size_t i = 1; i < rq->sd.size(); ++i) {
+      sched_domain& sd = rq->sd[i];
+      const sched_domain& child = rq->sd[i - 1];
+      if (!sd.share_llc && child.share_llc) {
+        const int nr_llcs = sd.span_weight / child.span_weight;
+        imb = std::max(1, nr_llcs == 1 ? sd.span_weight >> 3 : nr_llcs);
+        sd.imb_numa_nr = imb;
+        imb_span = sd.span_weight;
+        for (size_t j = i + 1; j < rq->sd.size(); ++j)
+          if (rq->sd[j].numa) {
+            imb_span = rq->sd[j].span_weight;
+            break;
+          }
+      } else if (imb) {
+        sd.imb_numa_nr = imb * std::max(1, sd.span_weight / imb_span);
+      }
     }
   }
 }

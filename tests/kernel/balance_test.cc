@@ -54,6 +54,18 @@ TEST(LbView, EqualsTheRunqueuesThroughoutABusyRun) {
   EXPECT_GT(run_checking_view(48, 60, 20, 50000, 200 * sim::kNsecPerMsec), 10000u);
 }
 
+// build_sched_domains()' imb_numa_nr on the 2-socket Genoa: the socket holds 12 LLCs, so
+// it and the NUMA level above it (as wide as the first NUMA level) allow 12 tasks.
+TEST(Domains, NumaImbalanceAllowanceIsOneTaskPerLlcOfTheNode) {
+  hw::Machine m;
+  ASSERT_TRUE(hw::load_machine("genoa", &m).ok());
+  Sim s(m);
+  std::string got;
+  for (const auto& sd : s.k->cpu_rq(200).sd)
+    got += std::string(sd.name) + (sd.numa ? "(numa)" : "") + "=" + std::to_string(sd.imb_numa_nr) + " ";
+  EXPECT_EQ(got, "SMT=0 MC=0 PKG=12 NUMA(numa)=12 ");
+}
+
 TEST(LbView, GroupSumsHoldOnEveryLevelOfTheFullMachine) {
   hw::Machine m;
   ASSERT_TRUE(hw::load_machine("genoa", &m).ok());
@@ -69,7 +81,7 @@ TEST(LbView, GroupSumsHoldOnEveryLevelOfTheFullMachine) {
 namespace {
 
 // A topology whose levels do not nest (each core straddles two LLCs): the MC level's groups
-// are then not whole cores, so group_stats() must add up their CPUs instead of using sums.
+// are then not whole cores, so update_sg_lb_stats() must add up their CPUs instead of using sums.
 TEST(LbView, LevelsThatDoNotNestFallBackToAddingUpTheCpus) {
   hw::Machine m = testing_support::flat_machine(8);
   m.topo.core_of = {0, 0, 1, 1, 2, 2, 3, 3};
