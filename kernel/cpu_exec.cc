@@ -42,8 +42,10 @@ void spin_link(task_struct* p, UserWord* w) {
 void arm_spin_observe(rq* rq, task_struct* p, sim::Time now) {
   const UserWord* w = p->spin_word;
   const int writer = w->last_writer_cpu < 0 ? rq->cpu : w->last_writer_cpu;
-  const sim::Time lat = rq->k->machine_.line_transfer_ns(writer, rq->cpu);
-  const sim::Time jitter = lat > 1 ? rq->k->rng.uniform_int(0, lat / 2) : 0;
+  Kernel* k = rq->k;
+  const int d = k->line_distance(writer, rq->cpu);
+  const sim::Time lat = k->line_ns[d];
+  const sim::Time jitter = lat > 1 ? k->spin_jitter[d](k->rng) : 0;
   const sim::Time t = std::max(now + lat + jitter, rq->ex.user_since);
   if (!rq->ex.resume_timer.armed || rq->ex.resume_timer.expires > t)
     rq->k->engine()->arm(&rq->ex.resume_timer, t);
@@ -221,7 +223,7 @@ void cpu_resume_timer_fn(sim::Timer* t, sim::Time now) {
       const UserWord* w = p->spin_word;
       const int writer = w->last_writer_cpu < 0 ? rq->cpu : w->last_writer_cpu;
       if (w->value == p->spin_val &&
-          now - w->changed_at > rq->k->machine_.line_transfer_ns(writer, rq->cpu))
+          now - w->changed_at > rq->k->line_transfer_ns(writer, rq->cpu))
         return;
       spin_unlink(p);
     }

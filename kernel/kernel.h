@@ -91,6 +91,22 @@ class Kernel {
   // Divides by costs.smt_slowdown_permille without a 64-bit divide: settle_user() converts
   // wall time to work on nearly every event.
   libdivide::divider<uint64_t> smt_slowdown_div;
+  // machine_.line_transfer_ns() from one packed entry per CPU (three vector reads each
+  // otherwise), and the spinners' reload jitter uniform(0, lat/2) for each distance as a
+  // sim::UniformInt (no 64-bit divide per draw): both run for every spinner on every
+  // change of a spun-on word.
+  struct cpu_place {
+    int core, llc, socket;
+  };
+  std::vector<cpu_place> cpu_places;
+  sim::Time line_ns[5] = {};            // by line_distance(): same CPU, SMT, LLC, socket, other
+  sim::UniformInt spin_jitter[5];       // uniform(0, line_ns[d] / 2)
+  int line_distance(int a, int b) const {
+    const cpu_place& x = cpu_places[static_cast<size_t>(a)];
+    const cpu_place& y = cpu_places[static_cast<size_t>(b)];
+    return a == b ? 0 : x.core == y.core ? 1 : x.llc == y.llc ? 2 : x.socket == y.socket ? 3 : 4;
+  }
+  sim::Time line_transfer_ns(int a, int b) const { return line_ns[line_distance(a, b)]; }
   std::vector<std::unique_ptr<struct mm_struct>> mms;
   std::vector<task_struct*> balance_scratch;        // detach_tasks() candidates
   // Per CPU, what load balancing and idle-CPU searches read of every CPU of a domain, again
