@@ -39,6 +39,12 @@ void ipi_timer_fn(sim::Timer* t, sim::Time now) {
   if (!rq->ex.wake_list.empty()) sched_ttwu_pending(rq);
   if (bits & IPI_NOHZ_KICK) nohz_idle_balance(rq);
   if (bits & IPI_RT_PUSH) rto_push_irq_work_func(rq);
+  // The stopper thread (stop class, above RT) was woken: it preempts whatever runs here at
+  // this interrupt's return, like a higher-class wakeup.
+  if ((bits & IPI_CPU_STOP) && rq->active_balance) {
+    rq->resched_by_rt = true;
+    resched_curr(rq);
+  }
   irqentry_exit(rq);
 }
 

@@ -339,7 +339,20 @@ void __schedule(rq* rq, bool preempt) {
     if (prev->sched_class->dequeue_task(rq, prev, flags)) prev->on_rq = false;
     blocked = true;
   }
-  task_struct* next = pick_next_task(rq, prev);
+  task_struct* pick_prev = prev;
+  if (rq->active_balance) {
+    // The CPU stopper runs first (stop class): prev is put back as by any preemption, the
+    // stopper's active_load_balance_cpu_stop() may move a task away, and the next pick
+    // follows the (stateless) stopper. Two switches: to the stopper and away from it.
+    if (!prev->is_idle) prev->sched_class->put_prev_task(rq, prev);
+    const bool on_cpu = prev->on_cpu;
+    prev->on_cpu = false;
+    active_load_balance_cpu_stop(rq);
+    prev->on_cpu = on_cpu;
+    cpu_charge(rq, 2 * k->machine_.costs.context_switch_ns);
+    pick_prev = rq->idle;
+  }
+  task_struct* next = pick_next_task(rq, pick_prev);
   if (next == prev) return;
   rq->nr_switches++;
   if (!prev->is_idle) {

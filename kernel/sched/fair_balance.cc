@@ -249,6 +249,7 @@ struct lb_env {
   long imbalance = 0;
   migration_type type = migrate_load;
   rq* src_rq = nullptr;
+  bool active = false;  // LBF_ACTIVE_LB: the stopper moves a task, cache-hot or not
 };
 
 bool group_has_capacity(unsigned imbalance_pct, const sg_lb_stats& s) {
@@ -529,6 +530,7 @@ rq* sched_balance_find_src_rq(Kernel* k, const lb_env& env, int group) {
 // with their load in Linux; not modelled), not cache hot unless balancing keeps failing.
 bool can_migrate_task(Kernel* k, task_struct* p, const lb_env& env) {
   if (p->se.sched_delayed || !task_allowed_on(p, env.dst_cpu) || p->on_cpu) return false;
+  if (env.active) return true;
   if (env.sd->nr_balance_failed > static_cast<unsigned>(env.sd->cache_nice_tries)) return true;
   // task_hot(): idle-policy tasks and SMT siblings (shared caches) are never hot.
   if (p->policy == SCHED_IDLE || env.sd->share_cpucapacity) return true;
@@ -587,6 +589,14 @@ int detach_tasks(Kernel* k, lb_env* env) {
   return detached;
 }
 
+// need_active_balance(): detaching failed; stop the busiest CPU to push its running task?
+// Here (no asymmetric capacities, no misfits) only imbalanced_active_balance() applies:
+// tasks were to be spread and balancing failed more than cache_nice_tries + 2 times.
+bool need_active_balance(const lb_env& env) {
+  return env.type == migrate_task &&
+         env.sd->nr_balance_failed > static_cast<unsigned>(env.sd->cache_nice_tries) + 2;
+}
+
 // should_we_balance(): one CPU per local group balances at this level: the first idle
 // CPU on an idle core (above the SMT level), else the first idle CPU, else the group's first
 // CPU. A newly idle CPU may unless work arrived meanwhile.
@@ -626,16 +636,69 @@ int sched_balance_rq(rq* this_rq, sched_domain& sd, cpu_idle_type idle, bool* co
     return 0;
   }
   moved = detach_tasks(k, &env);
+  bool active_balance = false;
   if (!moved) {
     if (idle != CPU_NEWLY_IDLE) sd.nr_balance_failed++;
-    // (need_active_balance(): stopping the source CPU to push its running task is not
-    // modelled; see docs/model.md.)
+    if (need_active_balance(env)) {
+      rq* busiest = env.src_rq;
+      // Only if the running task could come here (else the next attempt tries again).
+      if (busiest->curr->is_idle || !task_allowed_on(busiest->curr, env.dst_cpu)) {
+        if (idle != CPU_NEWLY_IDLE && sd.balance_interval < sd.max_interval) sd.balance_interval *= 2;
+        return 0;
+      }
+      if (!busiest->active_balance) {
+        busiest->active_balance = true;
+        busiest->push_cpu = env.dst_cpu;
+        active_balance = true;
+        smp_send_ipi(k, busiest->cpu, IPI_CPU_STOP);  // stop_one_cpu_nowait()
+      }
+      sd.nr_balance_failed = static_cast<unsigned>(sd.cache_nice_tries) + 1;
+    }
   } else {
     sd.nr_balance_failed = 0;
   }
-  sd.balance_interval = sd.min_interval;  // we were unbalanced
+  if (!active_balance || need_active_balance(env)) sd.balance_interval = sd.min_interval;
   return moved;
 }
+
+}  // namespace
+
+// active_load_balance_cpu_stop(): on the busiest CPU, with curr put back, move the least
+// recently run task that may go to push_cpu (cache-hot or not: LBF_ACTIVE_LB).
+void active_load_balance_cpu_stop(rq* busiest) {
+  Kernel* k = busiest->k;
+  busiest->active_balance = false;
+  const int target_cpu = busiest->push_cpu;
+  // "Is there any task to move?" (Linux counts the stopper itself in nr_running.)
+  if (busiest->nr_running == 0 || target_cpu == busiest->cpu) return;
+  sched_domain* sd = nullptr;  // the lowest domain of the target spanning this CPU
+  for (sched_domain& d : k->rq_of(target_cpu)->sd)
+    if (std::binary_search(d.span.begin(), d.span.end(), busiest->cpu)) {
+      sd = &d;
+      break;
+    }
+  if (!sd) return;
+  lb_env env{sd, k->rq_of(target_cpu), target_cpu, CPU_IDLE};
+  env.src_rq = busiest;
+  env.active = true;
+  update_rq_clock(busiest);
+  // detach_one_task(): the least recently run candidate first.
+  std::vector<task_struct*>& cand = k->balance_scratch;
+  cand.clear();
+  for (sched_entity* se : busiest->cfs.timeline)
+    if (entity_is_task(se)) cand.push_back(task_of(se));
+  std::sort(cand.begin(), cand.end(), [](task_struct* a, task_struct* b) {
+    return a->se.exec_start != b->se.exec_start ? a->se.exec_start < b->se.exec_start
+                                                : a->pid < b->pid;
+  });
+  for (task_struct* p : cand) {
+    if (!can_migrate_task(k, p, env)) continue;
+    move_queued_task(busiest, p, env.dst_rq);
+    return;
+  }
+}
+
+namespace {
 
 u64 ms_to_jiffies(const Kernel* k, s64 ms) {
   return static_cast<u64>(std::max<s64>(1, ms * k->cfg_.hz / 1000));
@@ -709,13 +772,18 @@ bool sched_balance_newidle(rq* rq) {
   return rq->nr_running > 0;
 }
 
-// nohz_balancer_kick(): a busy CPU with queued work asks the first idle CPU to balance on
-// behalf of all tick-stopped idle CPUs.
+// nohz_balancer_kick(): a busy CPU asks the first idle CPU to balance on behalf of all
+// tick-stopped idle CPUs when it has queued work, or when other CPUs of its LLC are busy too
+// (sd_llc_shared->nr_busy_cpus > 1: packed SMT cores may need spreading).
 void nohz_balancer_kick(rq* rq) {
   Kernel* k = rq->k;
   if (rq->curr->is_idle || !k->cfg_.nohz_idle) return;
   if (k->jiffies() < k->nohz_next_balance || k->nr_idle_cpus == 0) return;
-  if (rq->nr_running < 2) return;
+  if (rq->nr_running < 2) {
+    const int llc = llc_size(k, rq->cpu);
+    const s64 busy = llc - k->lb_sums_of[static_cast<size_t>(rq->cpu)][2]->idle_cpus;
+    if (llc <= 1 || busy <= 1) return;
+  }
   k->nohz_next_balance = k->jiffies() + 1;
   for (int c = 0; c < k->nr_cpus(); ++c) {
     if (c != rq->cpu && available_idle_cpu(k, c)) {
@@ -729,7 +797,7 @@ void nohz_balancer_kick(rq* rq) {
 void nohz_idle_balance(struct rq* this_rq) {
   Kernel* k = this_rq->k;
   const u64 j = k->jiffies();
-  for (int c = 0; c < k->nr_cpus() && k->nr_overloaded; ++c) {
+  for (int c = 0; c < k->nr_cpus(); ++c) {
     struct rq* rq = k->rq_of(c);
     if (!available_idle_cpu(k, c) || j < rq->next_balance) continue;
     sched_balance_domains(rq, true);

@@ -297,6 +297,7 @@ enum : unsigned {
   IPI_CALL_FUNC = 1u << 1,
   IPI_NOHZ_KICK = 1u << 2,
   IPI_RT_PUSH = 1u << 3,  // the root domain's rto_push_work irq_work
+  IPI_CPU_STOP = 1u << 4, // stop_one_cpu_nowait(): wake this CPU's stopper (active balance)
 };
 
 // Sums of Kernel::lb_view over the CPUs of one sched group (a CPU, core, LLC or socket).
@@ -363,6 +364,8 @@ struct rq {
   u64 next_balance = 0;        // jiffies
   u64 avg_idle = 1000000;      // EWMA of idle durations, ns (initial 2 x 500 us)
   u64 idle_stamp = 0;
+  bool active_balance = false; // an active balance is queued on this CPU's stopper
+  int push_cpu = -1;           // where it pushes a task
   std::vector<sched_domain> sd;  // bottom-up
   dl_server fair_server;
   rt_rq rt;
@@ -408,6 +411,9 @@ void sched_balance_trigger(rq* rq);
 bool sched_balance_newidle(rq* rq);
 void nohz_balancer_kick(rq* rq);
 void nohz_idle_balance(rq* rq);
+// The CPU stopper's active_load_balance_cpu_stop(): run by __schedule() when an active
+// balance is queued here, after curr was put back; moves one task to rq->push_cpu.
+void active_load_balance_cpu_stop(rq* rq);
 
 void sched_ttwu_pending(rq* rq);
 bool try_to_wake_up(Kernel* k, task_struct* p, int wake_flags);

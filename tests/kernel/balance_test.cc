@@ -101,3 +101,45 @@ TEST(LbView, LevelsThatDoNotNestFallBackToAddingUpTheCpus) {
 }
 
 }  // namespace
+
+namespace {
+
+user::Program hog_forever(user::Thread& t) {
+  for (;;) co_await t.compute(1000000000);
+}
+
+user::Program hog_for_50ms(user::Thread& t) { co_await t.compute(50 * sim::kNsecPerMsec); }
+
+// Two SMT cores; fork placement puts hogs A and B on core 0, and two short-lived ones on
+// core 1. When those exit, core 1 idles while A and B share core 0, each alone on its CPU:
+// nothing is queued, so only active balancing (the idle core's CPU stops a core-0 CPU to
+// push its running task, after repeated failed attempts) spreads them, as Linux does.
+int cores_used_after_the_short_hogs_exit(bool kill_active_balance_threshold) {
+  hw::Machine m = testing_support::flat_machine(4);
+  m.topo.core_of = {0, 0, 1, 1};
+  kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
+  Sim s(m, cfg);
+  const int a = s.spawn({}, hog_forever);
+  s.spawn({}, hog_for_50ms);
+  const int b = s.spawn({}, hog_forever);
+  s.spawn({}, hog_for_50ms);
+  s.k->start();
+  s.engine.run_until(20 * sim::kNsecPerMsec);
+  EXPECT_EQ(m.topo.core_of[s.task(a).cpu], m.topo.core_of[s.task(b).cpu]) << "set-up: A and B share a core";
+  if (kill_active_balance_threshold)
+    for (int c = 0; c < 4; ++c)
+      for (auto& sd : s.k->rq_of(c)->sd) sd.cache_nice_tries = 1000;  // never "failed enough"
+  const sim::Time end = 400 * sim::kNsecPerMsec;
+  s.engine.run_until(end);
+  s.k->finish(end);
+  testing_support::check_invariants(*s.k, end);
+  return m.topo.core_of[s.task(a).cpu] == m.topo.core_of[s.task(b).cpu] ? 1 : 2;
+}
+
+TEST(ActiveBalance, AnIdleCorePullsARunningHogFromACoreRunningTwo) {
+  EXPECT_EQ(cores_used_after_the_short_hogs_exit(false), 2);
+  // The same run where failures never reach cache_nice_tries + 2: the hogs stay packed.
+  EXPECT_EQ(cores_used_after_the_short_hogs_exit(true), 1);
+}
+
+}  // namespace
