@@ -85,6 +85,9 @@ class Kernel {
   int rto_cpu = -1;            // RT_PUSH_IPI: where the push chain is, -1 when idle
   unsigned rto_loop = 0, rto_loop_next = 0;  // a pull during a chain asks for one more loop
   u64 nohz_next_balance = 0;   // jiffies
+  u64 nohz_next_blocked = 0;   // jiffies: next NOHZ_STATS_KICK
+  u64 cfs_tasks_clock = 0;     // stamps sched_entity::cfs_tasks_seq
+  unsigned nohz_flags = 0;     // NOHZ_*_KICK asked of the idle balancer
   int nr_idle_cpus = 0;
   const struct slice_ext_ops* slice_ops = nullptr;  // selected once from cfg_.slice_ext.abi
   sim::Rng rng;                                     // the kernel's own draws (rseq_miss)

@@ -419,11 +419,13 @@ static void util_est_update(cfs_rq* cfs, task_struct* p, bool task_sleep) {
 
 static void enqueue_entity(cfs_rq* cfs, sched_entity* se, int flags) {
   const bool curr = cfs->curr == se;
+  if (flags & ENQUEUE_MIGRATED) se->exec_start = 0;  // migrated: no longer cache hot
   if (curr) place_entity(cfs, se, flags);
   update_curr(cfs);
   update_load_avg(cfs, se, UPDATE_TG | DO_ATTACH);
   if (!curr) place_entity(cfs, se, flags);
   cfs->load += se->load.weight;
+  if (entity_is_task(se)) se->cfs_tasks_seq = ++rq_of(cfs)->k->cfs_tasks_clock;  // list_add()
   cfs->nr_queued++;
   se->on_rq = true;
   if (!curr) __enqueue_entity(cfs, se);
@@ -625,6 +627,7 @@ static void put_prev_task_fair(rq* rq, task_struct* p) {
 
 static void set_next_task_fair(rq* rq, task_struct* p, bool first) {
   sched_entity* se = &p->se;
+  if (p->on_rq) se->cfs_tasks_seq = ++rq->k->cfs_tasks_clock;  // MRU: list_move() to the head
   for_each_sched_entity(se) set_next_entity(cfs_rq_of(se), se, first);
   if (first) hrtick_start_fair(rq, p);
 }

@@ -102,6 +102,7 @@ int select_idle_cpu(Kernel* k, task_struct* p, const sched_domain& llc, bool has
   int idle_cpu = kNoCpu;
   for (int i = 0; i < n; ++i) {
     const int cpu = llc.span[(start + i) % n];
+    if (!task_allowed_on(p, cpu)) continue;  // the scan covers span & p->cpus_ptr
     if (has_idle_core) {
       if (core_is_idle(k, cpu) && task_allowed_on(p, cpu)) return cpu;
       if (idle_cpu == kNoCpu && idle_cpu_for(k, p, cpu)) idle_cpu = cpu;
@@ -449,12 +450,12 @@ void calculate_imbalance(lb_env* env, sd_lb_stats* sds) {
     }
   }
   // Bring both towards the domain's average load, neither past it.
+  // (unsigned long, as Linux: a busiest group below the average wraps to a huge value and
+  // the local term wins.)
   env->type = migrate_load;
-  const s64 a = (static_cast<s64>(busiest.avg_load) - static_cast<s64>(sds->avg_load)) *
-                static_cast<s64>(busiest.group_capacity);
-  const s64 b = (static_cast<s64>(sds->avg_load) - static_cast<s64>(local.avg_load)) *
-                static_cast<s64>(local.group_capacity);
-  env->imbalance = static_cast<long>(std::min(a, b) / static_cast<s64>(SCHED_CAPACITY_SCALE));
+  const unsigned long a = (busiest.avg_load - sds->avg_load) * busiest.group_capacity;
+  const unsigned long b = (sds->avg_load - local.avg_load) * local.group_capacity;
+  env->imbalance = static_cast<long>(std::min(a, b) / SCHED_CAPACITY_SCALE);
 }
 
 // sched_balance_find_src_group(): the busiest group, if moving something from it helps.
@@ -497,7 +498,7 @@ rq* sched_balance_find_src_rq(Kernel* k, const lb_env& env, int group) {
         // One task, more than the imbalance: moving it would just move the imbalance
         // (check_cpu_capacity() is false: no capacity pressure here).
         if (nr_running == 1 && load > static_cast<unsigned long>(env.imbalance)) break;
-        if (!busiest || load > busiest_load) {  // all capacities equal: max load
+        if (load > busiest_load) {  // max load / capacity; all capacities are equal here
           busiest_load = load;
           busiest = r;
         }
@@ -529,7 +530,13 @@ rq* sched_balance_find_src_rq(Kernel* k, const lb_env& env, int group) {
 // can_migrate_task(): allowed on dst, not running, not delayed (delayed tasks move only
 // with their load in Linux; not modelled), not cache hot unless balancing keeps failing.
 bool can_migrate_task(Kernel* k, task_struct* p, const lb_env& env) {
-  if (p->se.sched_delayed || !task_allowed_on(p, env.dst_cpu) || p->on_cpu) return false;
+  if (p->se.sched_delayed || !task_allowed_on(p, env.dst_cpu)) return false;
+  // task_is_ineligible_on_dst_cpu(): while balancing has not failed, keep a task that is not
+  // eligible where it is from joining a queue (it would be placed with its negative lag).
+  if (!env.sd->nr_balance_failed && k->cfg_.feat(__SCHED_FEAT_PLACE_LAG) &&
+      env.dst_rq->cfs.nr_queued && !entity_eligible(cfs_rq_of(&p->se), &p->se))
+    return false;
+  if (p->on_cpu) return false;
   if (env.active) return true;
   if (env.sd->nr_balance_failed > static_cast<unsigned>(env.sd->cache_nice_tries)) return true;
   // task_hot(): idle-policy tasks and SMT siblings (shared caches) are never hot.
@@ -538,20 +545,20 @@ bool can_migrate_task(Kernel* k, task_struct* p, const lb_env& env) {
   return since >= k->cfg_.migration_cost_ns;
 }
 
-// detach_tasks() + attach_tasks(): least recently run first, up to the imbalance.
+// detach_tasks() + attach_tasks(): from the tail of rq->cfs_tasks, up to the imbalance.
 int detach_tasks(Kernel* k, lb_env* env) {
   rq* src = env->src_rq;
   if (src->nr_running <= 1 || env->imbalance <= 0) return 0;
   update_rq_clock(src);
   std::vector<task_struct*>& cand = k->balance_scratch;  // reused: no allocation per balance
   cand.clear();
-  // Linux walks rq->cfs_tasks from its tail (least recently picked); with every task in the
-  // root group the queued ones are the timeline, ordered here by when they last ran.
+  // Linux walks rq->cfs_tasks from its tail (the task least recently enqueued or picked);
+  // with every task in the root group the queued ones are the timeline, in that order by
+  // their cfs_tasks_seq stamps.
   for (sched_entity* se : src->cfs.timeline)
     if (entity_is_task(se)) cand.push_back(task_of(se));
   std::sort(cand.begin(), cand.end(), [](task_struct* a, task_struct* b) {
-    return a->se.exec_start != b->se.exec_start ? a->se.exec_start < b->se.exec_start
-                                                : a->pid < b->pid;
+    return a->se.cfs_tasks_seq < b->se.cfs_tasks_seq;  // the list's tail first
   });
   // loop_max = min(sysctl_sched_nr_migrate, nr_running); the running task counts too.
   const size_t loop_max = std::min<size_t>(32, src->nr_running);
@@ -652,7 +659,6 @@ int sched_balance_rq(rq* this_rq, sched_domain& sd, cpu_idle_type idle, bool* co
         active_balance = true;
         smp_send_ipi(k, busiest->cpu, IPI_CPU_STOP);  // stop_one_cpu_nowait()
       }
-      sd.nr_balance_failed = static_cast<unsigned>(sd.cache_nice_tries) + 1;
     }
   } else {
     sd.nr_balance_failed = 0;
@@ -682,18 +688,18 @@ void active_load_balance_cpu_stop(rq* busiest) {
   env.src_rq = busiest;
   env.active = true;
   update_rq_clock(busiest);
-  // detach_one_task(): the least recently run candidate first.
+  // detach_one_task(): from the tail of rq->cfs_tasks too.
   std::vector<task_struct*>& cand = k->balance_scratch;
   cand.clear();
   for (sched_entity* se : busiest->cfs.timeline)
     if (entity_is_task(se)) cand.push_back(task_of(se));
   std::sort(cand.begin(), cand.end(), [](task_struct* a, task_struct* b) {
-    return a->se.exec_start != b->se.exec_start ? a->se.exec_start < b->se.exec_start
-                                                : a->pid < b->pid;
+    return a->se.cfs_tasks_seq < b->se.cfs_tasks_seq;  // the list's tail first
   });
   for (task_struct* p : cand) {
     if (!can_migrate_task(k, p, env)) continue;
     move_queued_task(busiest, p, env.dst_rq);
+    sd->nr_balance_failed = 0;  // active balancing done: reset the failure counter
     return;
   }
 }
@@ -716,7 +722,6 @@ u64 get_sd_balance_interval(const Kernel* k, const sched_domain& sd, bool busy) 
 // balance a level.
 void sched_balance_domains(rq* rq, bool idle) {
   Kernel* k = rq->k;
-  sched_balance_update_blocked_averages(rq);
   const u64 j = k->jiffies();
   u64 next = j + 60 * static_cast<u64>(k->cfg_.hz);
   bool attempted = false, continue_balancing = true;
@@ -745,7 +750,12 @@ void sched_balance_domains(rq* rq, bool idle) {
 // NOHZ idle balancer when idle CPUs may need to pull.
 void sched_balance_trigger(rq* rq) {
   Kernel* k = rq->k;
-  if (k->jiffies() >= rq->next_balance) sched_balance_domains(rq, rq->curr->is_idle);
+  if (k->jiffies() >= rq->next_balance) {
+    // sched_balance_softirq(): this CPU's blocked load first.
+    rq->last_blocked_load_update_tick = k->jiffies();
+    sched_balance_update_blocked_averages(rq);
+    sched_balance_domains(rq, rq->curr->is_idle);
+  }
   nohz_balancer_kick(rq);
 }
 
@@ -756,18 +766,30 @@ void sched_balance_trigger(rq* rq) {
 // domains are skipped by CPUs that idle briefly, as on Linux.
 bool sched_balance_newidle(rq* rq) {
   Kernel* k = rq->k;
-  if (!k->nr_overloaded || rq->sd.empty()) return false;
+  if (rq->sd.empty()) return false;
+  // The idle CPU's next periodic balance moves forward to the idle intervals (no busy
+  // factor), whether or not it balances now (update_next_balance()).
+  u64 next_balance = k->jiffies() + static_cast<u64>(k->cfg_.hz);
+  auto update_next_balance = [&](const sched_domain& sd) {
+    next_balance = std::min(next_balance, sd.last_balance + get_sd_balance_interval(k, sd, false));
+  };
   const hw::Costs& c = k->machine_.costs;
-  sched_balance_update_blocked_averages(rq);
   s64 spent = 0;
-  bool continue_balancing = true;
-  for (sched_domain& sd : rq->sd) {
-    const s64 cost = c.newidle_balance_ns + c.line_llc_ns * sd.span_weight;
-    if (static_cast<s64>(rq->avg_idle) < spent + cost) break;
-    spent += cost;
-    const int pulled = sched_balance_rq(rq, sd, CPU_NEWLY_IDLE, &continue_balancing);
-    if (pulled || !continue_balancing || rq->nr_running) break;
+  if (!k->nr_overloaded || static_cast<s64>(rq->avg_idle) < c.newidle_balance_ns + c.line_llc_ns * rq->sd[0].span_weight) {
+    update_next_balance(rq->sd[0]);
+  } else {
+    sched_balance_update_blocked_averages(rq);
+    bool continue_balancing = true;
+    for (sched_domain& sd : rq->sd) {
+      update_next_balance(sd);
+      const s64 cost = c.newidle_balance_ns + c.line_llc_ns * sd.span_weight;
+      if (static_cast<s64>(rq->avg_idle) < spent + cost) break;
+      spent += cost;
+      const int pulled = sched_balance_rq(rq, sd, CPU_NEWLY_IDLE, &continue_balancing);
+      if (pulled || !continue_balancing || rq->nr_running) break;
+    }
   }
+  if (rq->next_balance > next_balance) rq->next_balance = next_balance;
   if (spent) cpu_charge(rq, spent);
   return rq->nr_running > 0;
 }
@@ -775,33 +797,56 @@ bool sched_balance_newidle(rq* rq) {
 // nohz_balancer_kick(): a busy CPU asks the first idle CPU to balance on behalf of all
 // tick-stopped idle CPUs when it has queued work, or when other CPUs of its LLC are busy too
 // (sd_llc_shared->nr_busy_cpus > 1: packed SMT cores may need spreading).
+// Every LOAD_AVG_PERIOD ms it also asks for the idle CPUs' blocked load to be decayed
+// (NOHZ_STATS_KICK), busy or not.
 void nohz_balancer_kick(rq* rq) {
   Kernel* k = rq->k;
-  if (rq->curr->is_idle || !k->cfg_.nohz_idle) return;
-  if (k->jiffies() < k->nohz_next_balance || k->nr_idle_cpus == 0) return;
-  if (rq->nr_running < 2) {
-    const int llc = llc_size(k, rq->cpu);
-    const s64 busy = llc - k->lb_sums_of[static_cast<size_t>(rq->cpu)][2]->idle_cpus;
-    if (llc <= 1 || busy <= 1) return;
+  if (rq->curr->is_idle || !k->cfg_.nohz_idle || k->nr_idle_cpus == 0) return;
+  const u64 j = k->jiffies();
+  unsigned flags = 0;
+  if (j > k->nohz_next_blocked) flags = NOHZ_STATS_KICK;
+  if (j >= k->nohz_next_balance) {
+    bool balance = rq->nr_running >= 2;
+    if (!balance) {
+      const int llc = llc_size(k, rq->cpu);
+      const s64 busy = llc - k->lb_sums_of[static_cast<size_t>(rq->cpu)][2]->idle_cpus;
+      balance = llc > 1 && busy > 1;
+    }
+    if (balance) flags = NOHZ_STATS_KICK | NOHZ_BALANCE_KICK;
   }
-  k->nohz_next_balance = k->jiffies() + 1;
+  if (!flags) return;
+  if (flags & NOHZ_BALANCE_KICK) k->nohz_next_balance = j + 1;
   for (int c = 0; c < k->nr_cpus(); ++c) {
     if (c != rq->cpu && available_idle_cpu(k, c)) {
+      k->nohz_flags |= flags;
       smp_send_ipi(k, c, IPI_NOHZ_KICK);
       return;
     }
   }
 }
 
-// nohz_idle_balance(): run on the kicked CPU; balance each idle CPU that is due.
+// nohz_idle_balance(): run on the kicked CPU, over the idle CPUs from the next one round to
+// itself: decay their blocked load (at most once a jiffy each), balance those that are due;
+// stop if work arrived here meanwhile.
 void nohz_idle_balance(struct rq* this_rq) {
   Kernel* k = this_rq->k;
+  const unsigned flags = k->nohz_flags;
+  k->nohz_flags = 0;
   const u64 j = k->jiffies();
-  for (int c = 0; c < k->nr_cpus(); ++c) {
+  const int n = k->nr_cpus();
+  for (int i = 1; i <= n; ++i) {
+    const int c = (this_rq->cpu + i) % n;
+    if (!available_idle_cpu(k, c)) continue;
+    if (!available_idle_cpu(k, this_rq->cpu) && test_tsk_need_resched(this_rq->curr)) break;
     struct rq* rq = k->rq_of(c);
-    if (!available_idle_cpu(k, c) || j < rq->next_balance) continue;
-    sched_balance_domains(rq, true);
+    if ((flags & NOHZ_STATS_KICK) && j > rq->last_blocked_load_update_tick) {
+      rq->last_blocked_load_update_tick = j;
+      sched_balance_update_blocked_averages(rq);
+    }
+    if ((flags & NOHZ_BALANCE_KICK) && j >= rq->next_balance) sched_balance_domains(rq, true);
   }
+  if (flags & NOHZ_STATS_KICK)
+    k->nohz_next_blocked = j + ms_to_jiffies(k, LOAD_AVG_PERIOD);
 }
 
 }  // namespace kernel

@@ -102,6 +102,10 @@ struct sched_entity {
   int depth = 0;
   task_struct* owner = nullptr;     // task_of(se), for task entities
   sched_avg avg;                    // PELT
+  // Place in rq->cfs_tasks, the balancer's list of the CPU's fair tasks, newest first: a
+  // task goes to the head when enqueued there and when picked (a stamp stands in for the
+  // list; detach_tasks() takes the lowest first, as Linux takes the tail).
+  u64 cfs_tasks_seq = 0;
 };
 
 struct sched_rt_entity {
@@ -364,6 +368,7 @@ struct rq {
   u64 next_balance = 0;        // jiffies
   u64 avg_idle = 1000000;      // EWMA of idle durations, ns (initial 2 x 500 us)
   u64 idle_stamp = 0;
+  u64 last_blocked_load_update_tick = 0;  // jiffies
   bool active_balance = false; // an active balance is queued on this CPU's stopper
   int push_cpu = -1;           // where it pushes a task
   std::vector<sched_domain> sd;  // bottom-up
@@ -409,6 +414,7 @@ void build_sched_domains(Kernel* k);
 int select_task_rq_fair(Kernel* k, task_struct* p, int prev_cpu, int wake_flags, int waker_cpu);
 void sched_balance_trigger(rq* rq);
 bool sched_balance_newidle(rq* rq);
+enum : unsigned { NOHZ_BALANCE_KICK = 1u << 0, NOHZ_STATS_KICK = 1u << 1 };
 void nohz_balancer_kick(rq* rq);
 void nohz_idle_balance(rq* rq);
 // The CPU stopper's active_load_balance_cpu_stop(): run by __schedule() when an active
