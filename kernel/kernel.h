@@ -88,6 +88,7 @@ class Kernel {
   u64 nohz_next_blocked = 0;   // jiffies: next NOHZ_STATS_KICK
   u64 cfs_tasks_clock = 0;     // stamps sched_entity::cfs_tasks_seq
   unsigned nohz_flags = 0;     // NOHZ_*_KICK asked of the idle balancer
+  bool nohz_has_blocked = false;  // idle CPUs may hold blocked load to decay (nohz.has_blocked)
   int nr_idle_cpus = 0;
   const struct slice_ext_ops* slice_ops = nullptr;  // selected once from cfg_.slice_ext.abi
   sim::Rng rng;                                     // the kernel's own draws (rseq_miss)

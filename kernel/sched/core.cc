@@ -340,7 +340,8 @@ void __schedule(rq* rq, bool preempt) {
     blocked = true;
   }
   task_struct* pick_prev = prev;
-  if (rq->active_balance) {
+  const bool stopper = rq->active_balance;
+  if (stopper) {
     // The CPU stopper runs first (stop class): prev is put back as by any preemption, the
     // stopper's active_load_balance_cpu_stop() may move a task away, and the next pick
     // follows the (stateless) stopper. Two switches: to the stopper and away from it.
@@ -348,11 +349,13 @@ void __schedule(rq* rq, bool preempt) {
     const bool on_cpu = prev->on_cpu;
     prev->on_cpu = false;
     active_load_balance_cpu_stop(rq);
-    prev->on_cpu = on_cpu;
-    cpu_charge(rq, 2 * k->machine_.costs.context_switch_ns);
+    if (prev->cpu == rq->cpu) prev->on_cpu = on_cpu;  // (a moved prev runs nowhere)
     pick_prev = rq->idle;
+    // (Linux's balance callbacks after the stopper may also pull RT tasks; not modelled.)
   }
   task_struct* next = pick_next_task(rq, pick_prev);
+  // prev -> stopper -> next is two switches; the one to next is charged below.
+  if (stopper) cpu_charge(rq, (next == prev ? 2 : 1) * k->machine_.costs.context_switch_ns);
   if (next == prev) return;
   rq->nr_switches++;
   if (!prev->is_idle) {

@@ -790,6 +790,7 @@ void post_init_entity_util_avg(task_struct* p) {
 }
 
 bool sched_balance_update_blocked_averages(rq* rq) {
+  rq->last_blocked_load_update_tick = rq->k->jiffies();  // update_blocked_load_tick()
   update_rq_clock(rq);
   // __update_blocked_fair(): every leaf cfs_rq; with all tasks in the root group, rq->cfs.
   const bool decayed = update_cfs_rq_load_avg(cfs_rq_clock_pelt(&rq->cfs), &rq->cfs);

@@ -564,20 +564,31 @@ int detach_tasks(Kernel* k, lb_env* env) {
   const size_t loop_max = std::min<size_t>(32, src->nr_running);
   const unsigned shift = std::min(env->sd->nr_balance_failed, 63u);
   int detached = 0;
+  // A task passed over goes to the head of the list (list_move), behind every other.
+  auto skip = [k](task_struct* p) { p->se.cfs_tasks_seq = ++k->cfs_tasks_clock; };
   for (size_t i = 0; i < cand.size() && i < loop_max; ++i) {
     if (env->idle != CPU_NOT_IDLE && src->nr_running <= 1) break;  // do not steal all
     task_struct* p = cand[i];
-    if (!can_migrate_task(k, p, *env)) continue;
+    if (!can_migrate_task(k, p, *env)) {
+      skip(p);
+      continue;
+    }
     switch (env->type) {
       case migrate_load: {
         const unsigned long load = std::max<unsigned long>(task_h_load(p), 1);
-        if ((load >> shift) > static_cast<unsigned long>(env->imbalance)) continue;
+        if ((load >> shift) > static_cast<unsigned long>(env->imbalance)) {
+          skip(p);
+          continue;
+        }
         env->imbalance -= static_cast<long>(load);
         break;
       }
       case migrate_util: {
         const unsigned long util = task_util_est(p);
-        if ((util >> shift) > static_cast<unsigned long>(env->imbalance)) continue;
+        if ((util >> shift) > static_cast<unsigned long>(env->imbalance)) {
+          skip(p);
+          continue;
+        }
         env->imbalance -= static_cast<long>(util);
         break;
       }
@@ -752,7 +763,6 @@ void sched_balance_trigger(rq* rq) {
   Kernel* k = rq->k;
   if (k->jiffies() >= rq->next_balance) {
     // sched_balance_softirq(): this CPU's blocked load first.
-    rq->last_blocked_load_update_tick = k->jiffies();
     sched_balance_update_blocked_averages(rq);
     sched_balance_domains(rq, rq->curr->is_idle);
   }
@@ -804,7 +814,7 @@ void nohz_balancer_kick(rq* rq) {
   if (rq->curr->is_idle || !k->cfg_.nohz_idle || k->nr_idle_cpus == 0) return;
   const u64 j = k->jiffies();
   unsigned flags = 0;
-  if (j > k->nohz_next_blocked) flags = NOHZ_STATS_KICK;
+  if (k->nohz_has_blocked && j > k->nohz_next_blocked) flags = NOHZ_STATS_KICK;
   if (j >= k->nohz_next_balance) {
     bool balance = rq->nr_running >= 2;
     if (!balance) {
@@ -834,19 +844,27 @@ void nohz_idle_balance(struct rq* this_rq) {
   k->nohz_flags = 0;
   const u64 j = k->jiffies();
   const int n = k->nr_cpus();
+  u64 next_balance = j + 60 * static_cast<u64>(k->cfg_.hz);
+  bool has_blocked_load = false;
+  if (flags & NOHZ_STATS_KICK) k->nohz_has_blocked = false;
   for (int i = 1; i <= n; ++i) {
     const int c = (this_rq->cpu + i) % n;
     if (!available_idle_cpu(k, c)) continue;
-    if (!available_idle_cpu(k, this_rq->cpu) && test_tsk_need_resched(this_rq->curr)) break;
+    if (!available_idle_cpu(k, this_rq->cpu) && test_tsk_need_resched(this_rq->curr)) {
+      k->nohz_has_blocked = true;  // abort: the next kick takes it up
+      return;
+    }
     struct rq* rq = k->rq_of(c);
-    if ((flags & NOHZ_STATS_KICK) && j > rq->last_blocked_load_update_tick) {
-      rq->last_blocked_load_update_tick = j;
-      sched_balance_update_blocked_averages(rq);
+    if (flags & NOHZ_STATS_KICK) {  // update_nohz_stats()
+      if (j > rq->last_blocked_load_update_tick) sched_balance_update_blocked_averages(rq);
+      has_blocked_load |= rq->cfs.avg.load_avg || rq->cfs.avg.util_avg;  // cfs_rq_has_blocked()
     }
     if ((flags & NOHZ_BALANCE_KICK) && j >= rq->next_balance) sched_balance_domains(rq, true);
+    next_balance = std::min(next_balance, rq->next_balance);
   }
-  if (flags & NOHZ_STATS_KICK)
-    k->nohz_next_blocked = j + ms_to_jiffies(k, LOAD_AVG_PERIOD);
+  if (flags & NOHZ_BALANCE_KICK) k->nohz_next_balance = next_balance;
+  if (flags & NOHZ_STATS_KICK) k->nohz_next_blocked = j + ms_to_jiffies(k, LOAD_AVG_PERIOD);
+  if (has_blocked_load) k->nohz_has_blocked = true;
 }
 
 }  // namespace kernel

@@ -20,6 +20,7 @@ void tick_nohz_update(rq* rq, bool idle) {
   sim::Timer* t = &rq->ex.tick_timer;
   if (idle) {
     k->engine()->cancel(t);
+    k->nohz_has_blocked = true;  // nohz_balance_enter_idle(): it may have left blocked load
   } else if (!t->armed) {
     k->engine()->arm(t, next_jiffy(k, k->now()));
   }
