@@ -18,7 +18,7 @@ void smp_send_ipi(Kernel* k, int cpu, unsigned bits) {
   const bool idle = target->curr->is_idle;
   sim::Time latency;
   if (idle && c.idle_polling && bits == IPI_RESCHEDULE) {
-    latency = k->machine_.line_transfer_ns(from, cpu) + c.idle_exit_ns;
+    latency = k->line_transfer_ns(from, cpu) + c.idle_exit_ns;
   } else {
     latency = c.ipi_latency_ns + (idle ? c.idle_exit_ns : 0);
     if (from != cpu) cpu_charge(k->rq_of(from), c.ipi_send_ns);

@@ -58,25 +58,22 @@ bool available_idle_cpu(Kernel* k, int cpu) {
   return v.idle();
 }
 
+// The counts only: the PELT fields change only where the averages do, and every such place
+// calls lb_view_update_pelt() (SCHEDLAB_CHECK_VIEWS checks both at every read).
 void lb_view_update(rq* rq) {
   Kernel* k = rq->k;
   Kernel::lb_cpu& v = k->lb_view[rq->cpu];
-  const Kernel::lb_cpu now{rq->nr_running, rq->curr == rq->idle, !rq->ex.wake_list.empty(),
-                           cpu_load(rq), cpu_util_cfs(rq), cpu_runnable(rq),
-                           rq->cfs.h_nr_runnable};
-  const s64 dn = static_cast<s64>(now.nr_running) - static_cast<s64>(v.nr_running);
-  const s64 dl = static_cast<s64>(now.load) - static_cast<s64>(v.load);
-  const s64 du = static_cast<s64>(now.util) - static_cast<s64>(v.util);
-  const s64 dr = static_cast<s64>(now.runnable) - static_cast<s64>(v.runnable);
-  const s64 di = static_cast<s64>(now.idle()) - static_cast<s64>(v.idle());
-  const s64 dh = static_cast<s64>(now.h_nr_runnable) - static_cast<s64>(v.h_nr_runnable);
-  v = now;
-  if ((dn | dl | du | dr | di | dh) == 0) return;
+  const bool was_idle = v.idle();
+  const s64 dn = static_cast<s64>(rq->nr_running) - static_cast<s64>(v.nr_running);
+  const s64 dh = static_cast<s64>(rq->cfs.h_nr_runnable) - static_cast<s64>(v.h_nr_runnable);
+  v.nr_running = rq->nr_running;
+  v.h_nr_runnable = rq->cfs.h_nr_runnable;
+  v.curr_idle = rq->curr == rq->idle;
+  v.wake_pending = !rq->ex.wake_list.empty();
+  const s64 di = static_cast<s64>(v.idle()) - static_cast<s64>(was_idle);
+  if ((dn | di | dh) == 0) return;
   for (lb_sum* s : k->lb_sums_of[rq->cpu]) {
     s->nr_running += dn;
-    s->load += dl;
-    s->util += du;
-    s->runnable += dr;
     s->idle_cpus += di;
     s->h_nr_runnable += dh;
   }

@@ -545,21 +545,26 @@ bool can_migrate_task(Kernel* k, task_struct* p, const lb_env& env) {
   return since >= k->cfg_.migration_cost_ns;
 }
 
+// rq->cfs_tasks from its tail (the task least recently enqueued or picked): with every task
+// in the root group the queued ones are the timeline, in that order by their cfs_tasks_seq
+// stamps. Fills the kernel's scratch vector (no allocation per balance) and returns it.
+std::vector<task_struct*>& cfs_tasks_from_tail(rq* rq) {
+  std::vector<task_struct*>& cand = rq->k->balance_scratch;
+  cand.clear();
+  for (sched_entity* se : rq->cfs.timeline)
+    if (entity_is_task(se)) cand.push_back(task_of(se));
+  std::sort(cand.begin(), cand.end(), [](task_struct* a, task_struct* b) {
+    return a->se.cfs_tasks_seq < b->se.cfs_tasks_seq;
+  });
+  return cand;
+}
+
 // detach_tasks() + attach_tasks(): from the tail of rq->cfs_tasks, up to the imbalance.
 int detach_tasks(Kernel* k, lb_env* env) {
   rq* src = env->src_rq;
   if (src->nr_running <= 1 || env->imbalance <= 0) return 0;
   update_rq_clock(src);
-  std::vector<task_struct*>& cand = k->balance_scratch;  // reused: no allocation per balance
-  cand.clear();
-  // Linux walks rq->cfs_tasks from its tail (the task least recently enqueued or picked);
-  // with every task in the root group the queued ones are the timeline, in that order by
-  // their cfs_tasks_seq stamps.
-  for (sched_entity* se : src->cfs.timeline)
-    if (entity_is_task(se)) cand.push_back(task_of(se));
-  std::sort(cand.begin(), cand.end(), [](task_struct* a, task_struct* b) {
-    return a->se.cfs_tasks_seq < b->se.cfs_tasks_seq;  // the list's tail first
-  });
+  std::vector<task_struct*>& cand = cfs_tasks_from_tail(src);
   // loop_max = min(sysctl_sched_nr_migrate, nr_running); the running task counts too.
   const size_t loop_max = std::min<size_t>(32, src->nr_running);
   const unsigned shift = std::min(env->sd->nr_balance_failed, 63u);
@@ -700,14 +705,7 @@ void active_load_balance_cpu_stop(rq* busiest) {
   env.active = true;
   update_rq_clock(busiest);
   // detach_one_task(): from the tail of rq->cfs_tasks too.
-  std::vector<task_struct*>& cand = k->balance_scratch;
-  cand.clear();
-  for (sched_entity* se : busiest->cfs.timeline)
-    if (entity_is_task(se)) cand.push_back(task_of(se));
-  std::sort(cand.begin(), cand.end(), [](task_struct* a, task_struct* b) {
-    return a->se.cfs_tasks_seq < b->se.cfs_tasks_seq;  // the list's tail first
-  });
-  for (task_struct* p : cand) {
+  for (task_struct* p : cfs_tasks_from_tail(busiest)) {
     if (!can_migrate_task(k, p, env)) continue;
     move_queued_task(busiest, p, env.dst_rq);
     sd->nr_balance_failed = 0;  // active balancing done: reset the failure counter
@@ -784,17 +782,17 @@ bool sched_balance_newidle(rq* rq) {
     next_balance = std::min(next_balance, sd.last_balance + get_sd_balance_interval(k, sd, false));
   };
   const hw::Costs& c = k->machine_.costs;
+  auto cost = [&c](const sched_domain& sd) { return c.newidle_balance_ns + c.line_llc_ns * sd.span_weight; };
   s64 spent = 0;
-  if (!k->nr_overloaded || static_cast<s64>(rq->avg_idle) < c.newidle_balance_ns + c.line_llc_ns * rq->sd[0].span_weight) {
+  if (!k->nr_overloaded || static_cast<s64>(rq->avg_idle) < cost(rq->sd[0])) {
     update_next_balance(rq->sd[0]);
   } else {
     sched_balance_update_blocked_averages(rq);
     bool continue_balancing = true;
     for (sched_domain& sd : rq->sd) {
       update_next_balance(sd);
-      const s64 cost = c.newidle_balance_ns + c.line_llc_ns * sd.span_weight;
-      if (static_cast<s64>(rq->avg_idle) < spent + cost) break;
-      spent += cost;
+      if (static_cast<s64>(rq->avg_idle) < spent + cost(sd)) break;
+      spent += cost(sd);
       const int pulled = sched_balance_rq(rq, sd, CPU_NEWLY_IDLE, &continue_balancing);
       if (pulled || !continue_balancing || rq->nr_running) break;
     }

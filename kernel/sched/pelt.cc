@@ -32,11 +32,24 @@ struct Reciprocals {
 };
 constexpr Reciprocals kReciprocal;
 
-// The contribution of `periods` crossed boundaries: d1 (the end of the old period) decayed
-// p times, the full periods in between, and d3 (the start of the current one) undecayed.
-uint32_t __accumulate_pelt_segments(u64 periods, uint32_t d1, uint32_t d3) {
-  const uint32_t c1 = static_cast<uint32_t>(decay_load(d1, periods));
-  const uint32_t c2 = LOAD_AVG_MAX - static_cast<uint32_t>(decay_load(LOAD_AVG_MAX, periods)) - 1024;
+// y^n as decay_load() applies it: n / 32 halvings, then the table's y^(n % 32); nothing is
+// left after 63 half-lives. Built once per update for all the sums it decays.
+struct Decay {
+  explicit Decay(u64 n)
+      : gone(n > static_cast<u64>(LOAD_AVG_PERIOD) * 63),
+        halvings(gone ? 0 : static_cast<unsigned>(n) / LOAD_AVG_PERIOD),
+        y_n(gone ? 0 : runnable_avg_yN_inv[n % LOAD_AVG_PERIOD]) {}
+  u64 operator()(u64 val) const { return gone ? 0 : mul_u64_u32_shr(val >> halvings, y_n, 32); }
+  bool gone;
+  unsigned halvings;
+  uint32_t y_n;
+};
+
+// The contribution of p crossed boundaries: d1 (the end of the old period) decayed p times,
+// the full periods in between, and d3 (the start of the current one) undecayed.
+uint32_t __accumulate_pelt_segments(const Decay& y_p, uint32_t d1, uint32_t d3) {
+  const uint32_t c1 = static_cast<uint32_t>(y_p(d1));
+  const uint32_t c2 = LOAD_AVG_MAX - static_cast<uint32_t>(y_p(LOAD_AVG_MAX)) - 1024;
   return c1 + c2 + d3;
 }
 
@@ -48,20 +61,13 @@ u64 accumulate_sum(u64 delta, sched_avg* sa, unsigned long load, unsigned long r
   delta += sa->period_contrib;
   const u64 periods = delta / 1024;
   if (periods) {
-    // decay_load() of each sum, its table lookup done once (the same arithmetic).
-    if (periods > static_cast<u64>(LOAD_AVG_PERIOD) * 63) {
-      sa->load_sum = sa->runnable_sum = 0;
-      sa->util_sum = 0;
-    } else {
-      const unsigned halvings = static_cast<unsigned>(periods) / LOAD_AVG_PERIOD;
-      const uint32_t y_n = runnable_avg_yN_inv[periods % LOAD_AVG_PERIOD];
-      sa->load_sum = mul_u64_u32_shr(sa->load_sum >> halvings, y_n, 32);
-      sa->runnable_sum = mul_u64_u32_shr(sa->runnable_sum >> halvings, y_n, 32);
-      sa->util_sum = static_cast<uint32_t>(mul_u64_u32_shr(u64{sa->util_sum} >> halvings, y_n, 32));
-    }
+    const Decay y_p(periods);
+    sa->load_sum = y_p(sa->load_sum);
+    sa->runnable_sum = y_p(sa->runnable_sum);
+    sa->util_sum = static_cast<uint32_t>(y_p(sa->util_sum));
     delta %= 1024;
     // Without load, runnable and running are 0 too and contrib goes unused.
-    if (load) contrib = __accumulate_pelt_segments(periods, 1024 - sa->period_contrib,
+    if (load) contrib = __accumulate_pelt_segments(y_p, 1024 - sa->period_contrib,
                                                    static_cast<uint32_t>(delta));
   }
   sa->period_contrib = static_cast<uint32_t>(delta);
@@ -101,15 +107,7 @@ u64 pelt_div(u64 x, uint32_t period_contrib) {
   return static_cast<u64>((static_cast<unsigned __int128>(x) * kReciprocal.m[period_contrib]) >> 64);
 }
 
-u64 decay_load(u64 val, u64 n) {
-  if (n > static_cast<u64>(LOAD_AVG_PERIOD) * 63) return 0;
-  uint32_t local_n = static_cast<uint32_t>(n);
-  if (local_n >= LOAD_AVG_PERIOD) {  // y^n = (1/2)^(n/32) * y^(n%32)
-    val >>= local_n / LOAD_AVG_PERIOD;
-    local_n %= LOAD_AVG_PERIOD;
-  }
-  return mul_u64_u32_shr(val, runnable_avg_yN_inv[local_n], 32);
-}
+u64 decay_load(u64 val, u64 n) { return Decay(n)(val); }
 
 // se_weight() and se_runnable() of a task entity: its weight; queued and not delayed.
 int __update_load_avg_blocked_se(u64 now, sched_entity* se) {

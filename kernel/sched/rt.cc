@@ -185,7 +185,7 @@ int select_task_rq_rt(Kernel* k, task_struct* p, int prev_cpu, int wake_flags, i
 // A migration by push or pull: the remote runqueue lock and the task's lines cross caches.
 static void charge_rt_migration(Kernel* k, rq* src, rq* dst) {
   rq* self = k->rq_of(k->current_cpu());
-  cpu_charge(self, 2 * k->machine_.line_transfer_ns(src->cpu, dst->cpu));
+  cpu_charge(self, 2 * k->line_transfer_ns(src->cpu, dst->cpu));
 }
 
 // push_rt_task(): move rq's most important pushable task to the CPU running the least

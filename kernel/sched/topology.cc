@@ -119,7 +119,7 @@ void build_sched_domains(Kernel* k) {
         sd.group_cores.push_back(cores);
       }
       // A group's flags are its child domain's: SMT cores share capacity.
-      sd.groups_share_capacity = !rq->sd.empty() && std::string(rq->sd.back().name) == "SMT";
+      sd.groups_share_capacity = !rq->sd.empty() && rq->sd.back().share_cpucapacity;
       sd.span = std::move(span);
       sd.imbalance_pct = l.imbalance_pct;
       sd.cache_nice_tries = l.cache_nice_tries;
