@@ -233,6 +233,7 @@ int do_list(const std::string& what) {
                "  preempt          none | voluntary | full | lazy (default per version)\n"
                "  base_slice_ns    normalized base slice (default 750000 in 6.12, else 700000)\n"
                "  nohz_idle        true | false (default true)\n"
+               "  skew_tick        0 | 1: offset each CPU's tick (boot parameter; default 0)\n"
                "  migration_cost_ns, rr_timeslice_ms\n"
                "  fair_server.runtime_ns, fair_server.period_ns\n"
                "                   fair deadline server (default 50000000 per 1000000000; 0 = off)\n"
@@ -246,6 +247,8 @@ int do_list(const std::string& what) {
   for (int i = 0; i < kernel::nr_sched_feats(); ++i)
     std::cout << fmt::format("  sched_feat.{:<20} {}\n", kernel::sched_feat_name(i),
                              d.feat(static_cast<kernel::sched_feat_bit>(i)) ? "true" : "false");
+  std::cout << "\nmachine costs (--set machine.KEY=VALUE, or a scenario's [costs] table):\n"
+               "  any cost key of docs/machines.md, e.g. machine.timer_irq_jitter_ns=0 for exact timers\n";
   std::cout << "\nWorkload parameters: schedlab list WORKLOAD\n";
   return 0;
 }

@@ -30,6 +30,10 @@ struct Costs {
   sim::Time copy_from_user_word_ns = 10; // STAC/CLAC + a checked load, L1 hit
   sim::Time idle_exit_ns = 2000;         // leaving the idle state on a wakeup (latency)
   sim::Time newidle_balance_ns = 3000;   // cost of one newly-idle balance attempt
+  // A timer interrupt's handler starts uniform(0, this) after the timer's expiry: the spread
+  // of the local timer's delivery (instruction boundary, cache misses, interrupts-off sections,
+  // a hypervisor). 0 = exact timers, the model before this key (and of profiles without it).
+  sim::Time timer_irq_jitter_ns = 0;
   int smt_slowdown_permille = 1250;      // user work runs this much slower while the sibling is busy
   bool idle_polling = false;             // idle loop polls TIF_NEED_RESCHED (no wakeup IPI needed)
 };
@@ -76,6 +80,9 @@ LoadResult parse_machine_toml(const std::string& text, const std::string& origin
 LoadResult read_host_machine(const std::string& sys_root, Machine* out);
 // Keeps only the first n CPUs (--cpus). REQUIRES 1 <= n <= nr_cpus.
 LoadResult restrict_cpus(Machine* m, int n);
+// Sets one cost by its TOML key (`context_switch_ns`, ..., `smt_slowdown_permille`) from
+// text, as `--set machine.KEY=VALUE` does; the error names the key. Same bounds as the file.
+LoadResult set_cost(Machine* m, const std::string& key, const std::string& value);
 // Names of the built-in profiles, for `schedlab list`.
 std::vector<std::string> builtin_machines();
 

@@ -34,6 +34,7 @@ constexpr TimeField kTimeFields[] = {
     {"copy_from_user_word_ns", &Costs::copy_from_user_word_ns},
     {"idle_exit_ns", &Costs::idle_exit_ns},
     {"newidle_balance_ns", &Costs::newidle_balance_ns},
+    {"timer_irq_jitter_ns", &Costs::timer_irq_jitter_ns},
 };
 // Above one second a per-event cost is surely a unit mistake (and could overflow sums of
 // simulated time), so it is rejected rather than simulated.
@@ -239,6 +240,28 @@ LoadResult parse_costs_toml(const std::string& text, const std::string& origin, 
   if (!r.read(text, /*full=*/false, &parsed)) return {r.error()};
   m->costs = parsed.costs;
   m->cs_loop_3m_ns = parsed.cs_loop_3m_ns;
+  return {};
+}
+
+}  // namespace hw
+
+namespace hw {
+
+LoadResult set_cost(Machine* m, const std::string& key, const std::string& value) {
+  const std::vector<std::string>& keys = cost_keys();
+  if (std::find(keys.begin(), keys.end(), key) == keys.end())
+    return {"machine." + key + ": unknown cost (see docs/machines.md)"};
+  toml::table costs;
+  try {
+    // The value is read as TOML would read it in the file: an integer or true/false.
+    costs = toml::parse(std::string_view("v = " + value), std::string_view("--set"));
+  } catch (const toml::parse_error&) {
+    return {"machine." + key + ": expected an integer or true/false (got '" + value + "')"};
+  }
+  toml::table t;
+  t.insert(key, *costs.get("v"));
+  Reader r("--set");
+  if (!r.read_costs(t, &m->costs)) return {r.error()};
   return {};
 }
 

@@ -133,6 +133,16 @@ std::string set_config_key(KernelConfig* cfg, const std::string& key, const std:
     cfg->nohz_idle = b;
     return "";
   }
+  if (key == "skew_tick") {
+    // Linux reads an integer (any non-zero skews); true/false read as 1/0 here too.
+    bool b = false;
+    if (parse_int(value, &n))
+      b = n != 0;
+    else if (!parse_bool(value, &b))
+      return "skew_tick: expected 0, 1, true or false (got '" + value + "')";
+    cfg->skew_tick = b;
+    return "";
+  }
   if (key == "migration_cost_ns") {
     if (!parse_int(value, &n) || n < 0) return "migration_cost_ns: must be an integer >= 0";
     cfg->migration_cost_ns = n;

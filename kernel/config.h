@@ -46,6 +46,9 @@ struct KernelConfig {
   sim::Time base_slice_ns = 700000;
   int tunable_scaling = 1;  // SCHED_TUNABLESCALING_LOG
   bool nohz_idle = true;    // CONFIG_NO_HZ_IDLE: idle CPUs stop their tick
+  // Boot parameter skew_tick=1: CPU n's tick is offset by n * (TICK_NSEC / 2 / nr_cpus)
+  // (tick_setup_sched_timer()); 0, the default, puts every CPU's tick on one grid.
+  bool skew_tick = false;
   sim::Time migration_cost_ns = 500000;  // sysctl_sched_migration_cost
   int rr_timeslice_ms = 100;             // sched_rr_timeslice_ms
   // The fair deadline server (6.12+): per CPU, fair tasks get this much CPU per period even

@@ -30,10 +30,13 @@ void cpu_resume_timer_fn(sim::Timer* t, sim::Time now);
 void smp_send_ipi(Kernel* k, int cpu, unsigned bits);
 // NO_HZ_IDLE: stop the tick when the CPU goes idle, restart it (on the jiffy grid) when not.
 void tick_nohz_update(rq* rq, bool idle);
+// The tick's expiry grid of rq's CPU (skew_tick): the first expiry after `now`.
+sim::Time tick_next_expiry(const rq* rq, sim::Time now);
+// Arms rq's tick to expire at `expires` (a point of its grid).
+void tick_sched_timer_start(rq* rq, sim::Time expires);
 // The interrupt handlers.
 void tick_sched_timer_fn(sim::Timer* t, sim::Time now);
 void ipi_timer_fn(sim::Timer* t, sim::Time now);
-void hrtimer_sleep_fn(sim::Timer* t, sim::Time now);
 void hrtick_timer_fn(sim::Timer* t, sim::Time now);
 // Closes the accounting of `rq` at `end`.
 void cpu_finish(rq* rq, sim::Time end);

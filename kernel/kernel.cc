@@ -8,8 +8,14 @@
 #include "kernel/cpu_exec.h"
 #include "kernel/slice_ext.h"
 #include "kernel/task_shared.h"
+#include "kernel/time/hrtimer.h"
 
 namespace kernel {
+
+namespace {
+// Stream ids of the kernel's per-CPU draws: far from the workloads' (thread index) ones.
+constexpr uint64_t kIrqStream = 0x697271ull << 32;  // "irq"
+}  // namespace
 
 Kernel::Kernel(sim::Engine* engine, const hw::Machine& machine, const KernelConfig& cfg)
     : machine_(machine), cfg_(cfg), rng(cfg.seed, 0x6b65726e656c), engine_(engine) {
@@ -25,6 +31,8 @@ Kernel::Kernel(sim::Engine* engine, const hw::Machine& machine, const KernelConf
     line_ns[d] = lines[d];
     spin_jitter[d] = sim::UniformInt(0, lines[d] / 2);
   }
+  timer_irq_jitter_on = costs.timer_irq_jitter_ns > 0;
+  timer_irq_jitter = sim::UniformInt(0, costs.timer_irq_jitter_ns);
   // sched_init_smp() -> update_sysctl(): LOG scaling, factor 1 + ilog2(min(ncpus, 8)).
   int factor = 1;
   const int cpus = std::min(n, 8);
@@ -55,6 +63,7 @@ Kernel::Kernel(sim::Engine* engine, const hw::Machine& machine, const KernelConf
     rq->curr = idle.get();
     idle_tasks_.push_back(std::move(idle));
     cpu_exec& ex = rq->ex;
+    ex.irq_rng = sim::Rng(cfg_.seed, kIrqStream + static_cast<uint64_t>(cpu));
     for (sim::Timer* t : {&ex.resume_timer, &ex.tick_timer, &ex.hrtick_timer, &ex.ipi_timer,
                           &ex.slice_timer}) {
       t->ctx = rq.get();
@@ -182,7 +191,7 @@ bool Kernel::has_threads(int tgid) const {
 
 void Kernel::start() {
   if (cfg_.nohz_idle) return;  // ticks start when CPUs first become busy
-  for (auto& rq : rqs_) engine_->arm(&rq->ex.tick_timer, cfg_.tick_nsec());
+  for (auto& rq : rqs_) tick_sched_timer_start(rq.get(), tick_next_expiry(rq.get(), 0));
 }
 
 void Kernel::finish(sim::Time end) {

@@ -8,6 +8,7 @@
 #include "kernel/cpu_exec.h"
 #include "kernel/entry/common.h"
 #include "kernel/kernel.h"
+#include "kernel/time/hrtimer.h"
 
 namespace kernel {
 
@@ -52,12 +53,17 @@ void slice_ext_arm_timer(rq* rq, sim::Time expires, task_struct* cookie) {
   Kernel* k = rq->k;
   if (k->cfg_.slice_ext.tick) {
     // Rostedt 2023: no timer; the grant lasts until the next tick forces the reschedule.
-    const sim::Time tick = k->cfg_.tick_nsec();
-    expires = (kernel_clock(rq, k->now()) / tick + 1) * tick;
+    // The stand-in fires with that tick's interrupt (after it: queued later, same time).
+    const sim::Time next = tick_next_expiry(rq, kernel_clock(rq, k->now()));
+    const sim::Timer& tick = rq->ex.tick_timer;
+    cpu_charge(rq, k->machine_.costs.hrtimer_program_ns);
+    rq->ex.slice_cookie = cookie;
+    k->engine()->arm(&rq->ex.slice_timer, tick.armed && rq->ex.tick_expires == next ? tick.expires : next);
+    return;
   }
   cpu_charge(rq, k->machine_.costs.hrtimer_program_ns);
   rq->ex.slice_cookie = cookie;
-  k->engine()->arm(&rq->ex.slice_timer, std::max(expires, k->now()));
+  hrtimer_start(rq, &rq->ex.slice_timer, std::max(expires, k->now()));
 }
 
 // The enforcement timer is an interrupt like any other: its handler runs between

@@ -6,6 +6,7 @@
 
 #include "kernel/cpu_exec.h"
 #include "kernel/kernel.h"
+#include "kernel/time/hrtimer.h"
 #include "kernel/slice_ext.h"
 #include "kernel/task_shared.h"
 
@@ -44,7 +45,7 @@ int64_t sleep_until(rq* rq, task_struct* p, sim::Time expires) {
   if (expires <= k->now()) return 0;
   cpu_charge(rq, k->machine_.costs.hrtimer_program_ns);
   p->sleep_timer.arg = static_cast<uint32_t>(rq->cpu);
-  k->engine()->arm(&p->sleep_timer, expires);
+  hrtimer_start(rq, &p->sleep_timer, expires);
   p->__state = TASK_INTERRUPTIBLE;
   return 0;
 }

@@ -245,6 +245,7 @@ nlohmann::ordered_json to_json(const Results& r) {
   e["workload"] = r.workload;
   e["machine"] = r.machine;
   e["cpus"] = r.cpus;
+  e["machine_costs"] = string_map(r.machine_costs);
   e["kernel"]["version"] = r.kernel_version;
   e["kernel"]["hz"] = r.hz;
   e["kernel"]["preempt"] = r.preempt;
@@ -335,6 +336,8 @@ Results from_json(const nlohmann::json& j, std::string* error) {
   rd.get(e, "workload", "experiment", &r.workload);
   rd.get(e, "machine", "experiment", &r.machine);
   rd.get(e, "cpus", "experiment", &r.cpus);
+  if (e != nullptr && e->contains("machine_costs"))  // added in schema 1; older files lack it
+    rd.get(e, "machine_costs", "experiment", &r.machine_costs);
   const json* k = rd.object(e, "kernel", "experiment");
   rd.get(k, "version", "experiment.kernel", &r.kernel_version);
   rd.get(k, "hz", "experiment.kernel", &r.hz);

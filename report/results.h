@@ -87,6 +87,7 @@ struct Results {
   uint64_t seed = 0;
   std::map<std::string, std::string> params;  // every workload parameter, defaults included
   std::map<std::string, std::string> kernel_params;  // non-default kernel settings
+  std::map<std::string, std::string> machine_costs;  // cost overrides (machine.KEY), name -> value
   // The run.
   uint64_t events = 0;
   std::vector<Metric> metrics;

@@ -136,6 +136,7 @@ void render_header(const Results& r, std::string* out) {
   fmt::format_to(std::back_inserter(*out), "  {:<{}}{}  HZ={}  preempt={}\n", "kernel",
                  kLabelWidth, r.kernel_version, r.hz, r.preempt);
   if (!r.kernel_params.empty()) labeled_list("non-default", r.kernel_params, out);
+  if (!r.machine_costs.empty()) labeled_list("costs", r.machine_costs, out);
   fmt::format_to(std::back_inserter(*out), "  {:<{}}{} s  seed {}  events {}\n", "duration",
                  kLabelWidth, seconds(r.duration_ns), r.seed, r.events);
   if (!r.params.empty()) labeled_list("params", r.params, out);

@@ -28,7 +28,7 @@ bool parse_int(const std::string& v, long long* out) {
 }
 
 bool is_kernel_key(const std::string& k) {
-  return k == "hz" || k == "preempt" || k == "base_slice_ns" || k == "nohz_idle" ||
+  return k == "hz" || k == "preempt" || k == "base_slice_ns" || k == "nohz_idle" || k == "skew_tick" ||
          k == "migration_cost_ns" || k == "rr_timeslice_ms" || k.rfind("sched_feat.", 0) == 0 ||
          k == "slice_ext" || k.rfind("slice_ext.", 0) == 0 || k.rfind("fair_server.", 0) == 0;
 }
@@ -149,6 +149,10 @@ std::string set_key(Experiment* e, const std::string& key, const std::string& va
     kernel::KernelVersion v;
     if (std::string err = kernel::parse_version(value, &v); !err.empty()) return err;
     e->kernel_version = value;
+  } else if (key.rfind("machine.", 0) == 0) {
+    hw::Machine probe;
+    if (hw::LoadResult r = hw::set_cost(&probe, key.substr(8), value); !r.ok()) return r.error;
+    e->machine_costs.emplace_back(key.substr(8), value);
   } else if (key.rfind("kernel.", 0) == 0) {
     return set_key(e, key.substr(7), value);
   } else if (is_kernel_key(key)) {
@@ -216,7 +220,11 @@ std::string load_scenario_file(const std::string& path, Experiment* e) {
     if (const toml::node* v = kt->get("version")) apply("kernel", *v);
   for (const auto& [k, node] : tbl) {
     const std::string key(k.str());
-    if (key == "kernel" || key == "params") {
+    if (key == "costs") {
+      const toml::table* sub = node.as_table();
+      if (!sub) return "scenario '" + path + "': costs must be a table";
+      for (const auto& [k2, n2] : *sub) apply("machine." + std::string(k2.str()), n2);
+    } else if (key == "kernel" || key == "params") {
       const toml::table* sub = node.as_table();
       if (!sub) return "scenario '" + path + "': " + key + " must be a table";
       for (const auto& [k2, n2] : *sub) {
@@ -255,18 +263,25 @@ std::string load_scenario_file(const std::string& path, Experiment* e) {
       apply(key, node);
     } else {
       return "scenario '" + path + "': unknown key '" + key +
-             "' (top level takes workload, machine, cpus, duration, seed, description, [kernel], [params])";
+             "' (top level takes workload, machine, cpus, duration, seed, description, [kernel], [params], [costs])";
     }
     if (!error.empty()) return error;
   }
   return error;
 }
 
+std::string load_experiment_machine(const Experiment& e, hw::Machine* m) {
+  if (hw::LoadResult r = hw::load_machine(e.machine, m); !r.ok()) return r.error;
+  if (e.cpus > 0)
+    if (hw::LoadResult r = hw::restrict_cpus(m, e.cpus); !r.ok()) return r.error;
+  for (const auto& [key, value] : e.machine_costs)
+    if (hw::LoadResult r = hw::set_cost(m, key, value); !r.ok()) return r.error;
+  return "";
+}
+
 std::string validate(const Experiment& e) {
   hw::Machine m;
-  if (hw::LoadResult r = hw::load_machine(e.machine, &m); !r.ok()) return r.error;
-  if (e.cpus > 0)
-    if (hw::LoadResult r = hw::restrict_cpus(&m, e.cpus); !r.ok()) return r.error;
+  if (std::string err = load_experiment_machine(e, &m); !err.empty()) return err;
   const workloads::WorkloadInfo* w = workloads::find_workload(e.workload);
   if (!w) return "workload: unknown workload '" + e.workload + "' (see: schedlab list)";
   std::map<std::string, std::string> params;
@@ -286,8 +301,7 @@ std::string validate(const Experiment& e) {
 std::string run(const Experiment& e, report::Results* out, const Progress& progress) {
   if (std::string err = validate(e); !err.empty()) return err;
   hw::Machine m;
-  hw::load_machine(e.machine, &m);
-  if (e.cpus > 0) hw::restrict_cpus(&m, e.cpus);
+  load_experiment_machine(e, &m);
   const workloads::WorkloadInfo* info = workloads::find_workload(e.workload);
   std::map<std::string, std::string> params;
   build_params(e, *info, &params);
@@ -334,6 +348,7 @@ std::string run(const Experiment& e, report::Results* out, const Progress& progr
   r.seed = e.seed;
   r.params = echo;
   for (const auto& [key, value] : e.kernel_settings) r.kernel_params[key] = value;
+  for (const auto& [key, value] : e.machine_costs) r.machine_costs[key] = value;
   if (cfg.slice_ext.abi != kernel::SliceExtAbi::None)
     r.kernel_params["slice_ext"] = kernel::slice_ext_abi_name(cfg.slice_ext.abi);
   r.events = engine.events_fired();

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "hw/machine.h"
 #include "report/results.h"
 
 namespace scenario {
@@ -30,6 +31,8 @@ struct Experiment {
   // Kernel settings in the order given (hz, preempt, sched_feat.X, ...).
   std::vector<std::pair<std::string, std::string>> kernel_settings;
   std::map<std::string, std::string> params;  // workload parameters given
+  // Machine cost overrides (`machine.KEY`, a scenario's [costs]), applied after loading.
+  std::vector<std::pair<std::string, std::string>> machine_costs;
   std::vector<ExtraWorkload> also;
 };
 
@@ -38,12 +41,15 @@ std::string add_also(Experiment* e, const std::string& spec);
 
 // Sets one key: workload, machine, cpus, duration, seed, kernel (version), a kernel
 // setting (hz, preempt, sched_feat.NAME, base_slice_ns, nohz_idle, ...; also as
-// kernel.NAME), or a workload parameter (NAME or params.NAME). "" or an error naming it.
+// kernel.NAME), a machine cost (machine.KEY, e.g. machine.timer_irq_jitter_ns), or a
+// workload parameter (NAME or params.NAME). "" or an error naming it.
 std::string set_key(Experiment* e, const std::string& key, const std::string& value);
 // "key=value" form of set_key.
 std::string set_assignment(Experiment* e, const std::string& assignment);
 // Reads a scenario file; errors name the file and the key.
 std::string load_scenario_file(const std::string& path, Experiment* e);
+// Loads e's machine (profile, --cpus, cost overrides) into *m. "" or an error naming it.
+std::string load_experiment_machine(const Experiment& e, hw::Machine* m);
 // Loads and checks everything a run needs without running it.
 std::string validate(const Experiment& e);
 

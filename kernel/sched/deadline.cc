@@ -18,6 +18,7 @@
 #include "kernel/cpu_exec.h"
 #include "kernel/entry/common.h"
 #include "kernel/kernel.h"
+#include "kernel/time/hrtimer.h"
 
 namespace kernel {
 
@@ -90,7 +91,7 @@ void dl_server_update_defer(rq* rq) {
   }
   const sim::Time now = rq->k->now();
   dl_server_replenish(rq, static_cast<u64>(now));
-  rq->k->engine()->arm(&s.timer, std::max(now, static_cast<sim::Time>(zero_laxity(s))));
+  hrtimer_start(rq, &s.timer, std::max(now, static_cast<sim::Time>(zero_laxity(s))));
 }
 
 // dl_server_timer(): an hrtimer interrupt on the server's CPU. At zero laxity with fair tasks

@@ -7,6 +7,7 @@
 #include "kernel/cpu_exec.h"
 
 #include "kernel/kernel.h"
+#include "kernel/time/hrtimer.h"
 #include "kernel/sched/pelt.h"
 #include "kernel/sched/sched.h"
 
@@ -477,7 +478,7 @@ static void hrtick_start_fair(rq* rq, task_struct* p) {
     if (p == rq->curr) resched_curr(rq);
     return;
   }
-  rq->k->engine()->arm(&rq->ex.hrtick_timer, rq->k->now() + std::max<s64>(delta, 10000));
+  hrtimer_start(rq, &rq->ex.hrtick_timer, rq->k->now() + std::max<s64>(delta, 10000));
 }
 
 // hrtick_update(): the number of runnable tasks changed; re-time the running fair task.

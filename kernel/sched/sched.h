@@ -282,6 +282,8 @@ struct cpu_exec {
   bool in_user = false;        // curr is executing user code since user_since
   sim::Timer resume_timer;     // curr reaches its next program step
   sim::Timer tick_timer;       // the periodic tick (stopped when idle under NO_HZ)
+  sim::Time tick_expires = 0;  // the tick's expiry on its grid (the interrupt may come later)
+  sim::Rng irq_rng;            // this CPU's timer interrupt jitter draws
   sim::Timer hrtick_timer;     // per-rq hrtick
   sim::Timer ipi_timer;        // earliest pending IPI arrival
   sim::Timer slice_timer;      // 7.0: per-CPU slice extension timer (hrtick for RFC/2023)

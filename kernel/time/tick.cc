@@ -1,18 +1,33 @@
 // The periodic tick and NO_HZ_IDLE, mirroring kernel/time/tick-sched.c (tick_sched_timer,
 // tick_nohz_idle_stop_tick / restart) and kernel/time/timer.c (update_process_times):
-// ticks of all CPUs sit on one jiffy grid (skew_tick=0).
+// every CPU's tick sits on the jiffy grid, offset per CPU under skew_tick=1, and its
+// interrupt comes a random 0..timer_irq_jitter_ns late (hrtimer_start()).
 #include "kernel/cpu_exec.h"
 #include "kernel/entry/common.h"
 #include "kernel/kernel.h"
+#include "kernel/time/hrtimer.h"
 
 namespace kernel {
 
-namespace {
-sim::Time next_jiffy(const Kernel* k, sim::Time now) {
-  const sim::Time tick = k->cfg_.tick_nsec();
-  return (now / tick + 1) * tick;
+// tick_setup_sched_timer(): with skew_tick, CPU n's tick expires
+// n * ((TICK_NSEC >> 1) / num_possible_cpus()) after the jiffy edge, to avert jiffies_lock
+// contention; otherwise on the edge.
+sim::Time tick_skew_offset(const Kernel* k, int cpu) {
+  if (!k->cfg_.skew_tick) return 0;
+  return (k->cfg_.tick_nsec() >> 1) / k->nr_cpus() * cpu;
 }
-}  // namespace
+
+sim::Time tick_next_expiry(const rq* rq, sim::Time now) {
+  const Kernel* k = rq->k;
+  const sim::Time tick = k->cfg_.tick_nsec();
+  const sim::Time off = tick_skew_offset(k, rq->cpu);
+  return now < off ? off : ((now - off) / tick + 1) * tick + off;
+}
+
+void tick_sched_timer_start(rq* rq, sim::Time expires) {
+  rq->ex.tick_expires = expires;
+  hrtimer_start(rq, &rq->ex.tick_timer, expires);
+}
 
 void tick_nohz_update(rq* rq, bool idle) {
   Kernel* k = rq->k;
@@ -22,7 +37,7 @@ void tick_nohz_update(rq* rq, bool idle) {
     k->engine()->cancel(t);
     k->nohz_has_blocked = true;  // nohz_balance_enter_idle(): it may have left blocked load
   } else if (!t->armed) {
-    k->engine()->arm(t, next_jiffy(k, k->now()));
+    tick_sched_timer_start(rq, tick_next_expiry(rq, k->now()));  // tick_nohz_restart()
   }
 }
 
@@ -33,7 +48,12 @@ void tick_sched_timer_fn(sim::Timer* t, sim::Time now) {
   irqentry_enter(rq, now);
   cpu_charge(rq, k->machine_.costs.tick_handler_ns);
   sched_tick(rq);
-  if (!(k->cfg_.nohz_idle && rq->curr->is_idle)) k->engine()->arm(t, now + k->cfg_.tick_nsec());
+  if (!(k->cfg_.nohz_idle && rq->curr->is_idle)) {
+    // hrtimer_forward(): the next expiry stays on the grid, however late this one ran.
+    sim::Time next = rq->ex.tick_expires + k->cfg_.tick_nsec();
+    if (next <= now) next = tick_next_expiry(rq, now);
+    tick_sched_timer_start(rq, next);
+  }
   irqentry_exit(rq);
 }
 
@@ -44,16 +64,6 @@ void hrtick_timer_fn(sim::Timer* t, sim::Time now) {
   update_rq_clock(rq);
   task_struct* curr = rq->curr;
   if (!curr->is_idle) curr->sched_class->task_tick(rq, curr, 1);
-  irqentry_exit(rq);
-}
-
-// hrtimer_wakeup(): a nanosleep timer expires on the CPU that armed it (timer.arg) and
-// wakes the task from that CPU's interrupt.
-void hrtimer_sleep_fn(sim::Timer* t, sim::Time now) {
-  task_struct* p = static_cast<task_struct*>(t->ctx);
-  rq* rq = p->kern->rq_of(static_cast<int>(t->arg));
-  irqentry_enter(rq, now);
-  try_to_wake_up(p->kern, p, 0);
   irqentry_exit(rq);
 }
 

@@ -73,6 +73,10 @@ TEST(Cli, BadInputNamesTheParameterAndExitsTwoWithoutOutput) {
   expect_bad_input({"run", "hog", "--set", "fair_server.period_ns=10"}, "fair_server.period_ns");
   expect_bad_input({"run", "hog", "--set", "fair_server.runtime_ns=2000000000"},
                    "fair_server.runtime_ns");
+  expect_bad_input({"run", "hog", "--set", "machine.timer_irq_jitter_ns=-1"}, "timer_irq_jitter_ns");
+  expect_bad_input({"run", "hog", "--set", "machine.timer_irq_jitter_ns=2us"}, "timer_irq_jitter_ns");
+  expect_bad_input({"run", "hog", "--set", "machine.no_such_cost=1"}, "no_such_cost");
+  expect_bad_input({"run", "hog", "--set", "skew_tick=often"}, "skew_tick");
 }
 
 TEST(Cli, AMalformedScenarioFileIsRejectedNamingTheFile) {
@@ -156,6 +160,34 @@ TEST(Compare, RowsPerSettingWithStatisticsAndChangeAgainstTheFirst) {
   EXPECT_EQ(run_cli({"compare", "spinlock", "--vary", "ext=none", "--metric", "nope", "--duration", "10ms",
                      "--machine", "small4"}, &err), 2);
   EXPECT_NE(err.find("nope"), std::string::npos) << err;
+}
+
+// A cost override (machine.KEY, or a scenario's [costs]) reaches the run and its results,
+// and changes what is simulated: exact timers replay differently from jittered ones.
+TEST(Scenario, MachineCostOverridesReachTheRunAndAreRecorded) {
+  auto run = [](const std::string& jitter) {
+    scenario::Experiment e;
+    for (const std::string& s : {std::string("workload=hog"), std::string("machine=small4"),
+                                 std::string("threads=6"), std::string("duration=200ms"),
+                                 "machine.timer_irq_jitter_ns=" + jitter})
+      EXPECT_EQ(scenario::set_assignment(&e, s), "");
+    report::Results r;
+    EXPECT_EQ(scenario::run(e, &r), "");
+    EXPECT_EQ(r.machine_costs.at("timer_irq_jitter_ns"), jitter);
+    return report::to_json(r).dump();
+  };
+  EXPECT_NE(run("0"), run("2000"));
+  EXPECT_EQ(run("2000"), run("2000"));
+
+  const std::string path = tmp_path("costs.toml");
+  std::ofstream(path) << "workload = \"hog\"\nmachine = \"small4\"\n[costs]\ntimer_irq_jitter_ns = 0\n";
+  scenario::Experiment e;
+  ASSERT_EQ(scenario::load_scenario_file(path, &e), "");
+  ASSERT_EQ(e.machine_costs.size(), 1u);
+  EXPECT_EQ(e.machine_costs[0].second, "0");
+  std::ofstream(path) << "workload = \"hog\"\n[costs]\ntimer_irq_jitter_ns = -3\n";
+  scenario::Experiment bad;
+  EXPECT_NE(scenario::load_scenario_file(path, &bad).find("timer_irq_jitter_ns"), std::string::npos);
 }
 
 TEST(Scenario, AlsoRunsASecondWorkloadOnTheSameMachine) {

@@ -7,6 +7,7 @@
 
 using testing_support::Sim;
 using testing_support::flat_machine;
+using testing_support::exact_timers;
 
 namespace {
 
@@ -171,12 +172,13 @@ TEST(Fair, ABatchWakerNeverPreempts) {
 }
 
 // sched_feat(HRTICK): slices end when they are used up (0.7 ms on one CPU), not at the next
-// tick (4 ms at HZ=250).
+// tick (4 ms at HZ=250). Exact timers, so that without HRTICK the hogs alternate at every
+// tick (see the next test for jittered ones).
 TEST(Fair, WithHrtickSlicesEndOnTimeInsteadOfAtTheTick) {
   for (bool hrtick : {false, true}) {
     kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
     ASSERT_EQ(kernel::set_config_key(&cfg, "sched_feat.HRTICK", hrtick ? "true" : "false"), "");
-    Sim s(flat_machine(1), cfg);
+    Sim s(exact_timers(flat_machine(1)), cfg);
     const int a = s.spawn(pinned(0), hog);
     const int b = s.spawn(pinned(0), hog);
     s.run(sim::kNsecPerSec);
@@ -186,6 +188,37 @@ TEST(Fair, WithHrtickSlicesEndOnTimeInsteadOfAtTheTick) {
       EXPECT_LT(switches, 760u);
     } else {
       EXPECT_NEAR(static_cast<double>(switches), 125.0, 3.0);  // every 4 ms tick, alternating
+    }
+    EXPECT_NEAR(share(s, a, b), 0.5, 0.01);
+    testing_support::check_invariants(*s.k, sim::kNsecPerSec);
+  }
+}
+
+// Two equal hogs that each overrun their slice at every tick are a tie for EEVDF: the one
+// that waited is eligible only if its vruntime is not past the average, i.e. if it ran no
+// less than the current one in its own turn. Exact ticks give equal turns, so the hogs
+// alternate at every tick; jittered ticks make turns differ by microseconds, so now and
+// then one runs two ticks in a row (a wait of 8 ms). The split stays even.
+TEST(Fair, TwoHogsAlternateAtTicksUnlessJitterBreaksTheTie) {
+  for (sim::Time jitter : {0, 2000}) {
+    hw::Machine m = flat_machine(1);
+    m.costs.timer_irq_jitter_ns = jitter;
+    Sim s(m);
+    const int a = s.spawn(pinned(0), hog);
+    const int b = s.spawn(pinned(0), hog);
+    s.run(sim::kNsecPerSec);
+    SCOPED_TRACE(jitter);
+    const uint64_t switches = s.task(a).stats.nr_switches_involuntary;
+    const int64_t tick = s.k->config().tick_nsec();
+    if (jitter == 0) {
+      EXPECT_NEAR(static_cast<double>(switches), 125.0, 1.0);
+      EXPECT_LE(static_cast<int64_t>(s.task(a).stats.wait_max_ns), tick);
+    } else {
+      EXPECT_LT(switches, 124u);
+      EXPECT_GT(switches, 80u);
+      EXPECT_GT(static_cast<int64_t>(s.task(a).stats.wait_max_ns) +
+                    static_cast<int64_t>(s.task(b).stats.wait_max_ns), 3 * tick);
+      EXPECT_LE(static_cast<int64_t>(s.task(a).stats.wait_max_ns), 2 * tick + jitter);
     }
     EXPECT_NEAR(share(s, a, b), 0.5, 0.01);
     testing_support::check_invariants(*s.k, sim::kNsecPerSec);

@@ -17,6 +17,13 @@
 
 namespace testing_support {
 
+// A machine whose timers interrupt exactly at expiry (no timer_irq_jitter_ns): for tests
+// that pin what happens at a tick to the nanosecond.
+inline hw::Machine exact_timers(hw::Machine m) {
+  m.costs.timer_irq_jitter_ns = 0;
+  return m;
+}
+
 inline hw::Machine flat_machine(int cpus) {
   hw::Machine m;
   EXPECT_TRUE(hw::load_machine("small4", &m).ok());

@@ -161,8 +161,10 @@ TEST(Pelt, RunqueueSumsHoldWhenTasksWakeOnOtherCpus) {
   EXPECT_GT(check_runqueue_sums(s, 300 * kNsecPerMsec), 100u);
 }
 
+// Exact timers: the check decays the hogs' averages from their last update, which is exact
+// when every CPU's last tick came at `end`, not a jittered few microseconds after it.
 TEST(Pelt, RunqueueSumsHoldWhenTheBalancerMovesQueuedTasks) {
-  Sim s(testing_support::flat_machine(4));
+  Sim s(testing_support::exact_timers(testing_support::flat_machine(4)));
   for (int i = 0; i < 10; ++i) {  // hogs never sleep: every move is the balancer's
     kernel::TaskAttr a;
     a.nice = i % 5 - 2;

@@ -34,6 +34,7 @@ Results make_results(int threads = 4) {
   r.seed = 18'446'744'073'709'551'615ull;  // beyond 2^53: must survive as an integer
   r.params = {{"threads", std::to_string(threads)}, {"locks", "1"}, {"think_ns", "20000"}};
   r.kernel_params = {{"base_slice_ns", "3000000"}};
+  r.machine_costs = {{"timer_irq_jitter_ns", "0"}};
   r.events = 123'456'789;
   r.metrics = {{"acquisitions_per_second", 12345.678, "1/s", "lock acquisitions completed"},
                {"lock_holder_preemptions", 42, "", "times a lock holder was preempted"},
@@ -173,8 +174,8 @@ TEST(Json, KeysAreInTheDocumentedOrder) {
                                             "warnings"}));
   keys.clear();
   for (const auto& [k, v] : j["experiment"].items()) keys.push_back(k);
-  EXPECT_EQ(keys, (std::vector<std::string>{"workload", "machine", "cpus", "kernel", "duration_ns",
-                                            "seed", "params"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"workload", "machine", "cpus", "machine_costs", "kernel",
+                                            "duration_ns", "seed", "params"}));
   EXPECT_EQ(j["schema_version"], kSchemaVersion);
   EXPECT_EQ(j["tasks"][0].begin().key(), "pid");
   EXPECT_EQ(j["tasks"][0].back(), nlohmann::ordered_json::object());  // "extra" comes last
