@@ -243,10 +243,6 @@ LoadResult parse_costs_toml(const std::string& text, const std::string& origin, 
   return {};
 }
 
-}  // namespace hw
-
-namespace hw {
-
 LoadResult set_cost(Machine* m, const std::string& key, const std::string& value) {
   const std::vector<std::string>& keys = cost_keys();
   if (std::find(keys.begin(), keys.end(), key) == keys.end())

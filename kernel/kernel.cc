@@ -31,7 +31,6 @@ Kernel::Kernel(sim::Engine* engine, const hw::Machine& machine, const KernelConf
     line_ns[d] = lines[d];
     spin_jitter[d] = sim::UniformInt(0, lines[d] / 2);
   }
-  timer_irq_jitter_on = costs.timer_irq_jitter_ns > 0;
   timer_irq_jitter = sim::UniformInt(0, costs.timer_irq_jitter_ns);
   // sched_init_smp() -> update_sysctl(): LOG scaling, factor 1 + ilog2(min(ncpus, 8)).
   int factor = 1;

@@ -92,7 +92,6 @@ class Kernel {
   int nr_idle_cpus = 0;
   const struct slice_ext_ops* slice_ops = nullptr;  // selected once from cfg_.slice_ext.abi
   sim::Rng rng;                                     // the kernel's own draws (rseq_miss)
-  bool timer_irq_jitter_on = false;                 // costs.timer_irq_jitter_ns > 0
   sim::UniformInt timer_irq_jitter;                 // uniform(0, costs.timer_irq_jitter_ns)
   // Divides by costs.smt_slowdown_permille without a 64-bit divide: settle_user() converts
   // wall time to work on nearly every event.

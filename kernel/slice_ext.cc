@@ -51,19 +51,20 @@ bool slice_ext_defer_remote_resched(rq* rq) {
 
 void slice_ext_arm_timer(rq* rq, sim::Time expires, task_struct* cookie) {
   Kernel* k = rq->k;
-  if (k->cfg_.slice_ext.tick) {
+  const bool at_tick = k->cfg_.slice_ext.tick;
+  if (at_tick) {
     // Rostedt 2023: no timer; the grant lasts until the next tick forces the reschedule.
     // The stand-in fires with that tick's interrupt (after it: queued later, same time).
     const sim::Time next = tick_next_expiry(rq, kernel_clock(rq, k->now()));
     const sim::Timer& tick = rq->ex.tick_timer;
-    cpu_charge(rq, k->machine_.costs.hrtimer_program_ns);
-    rq->ex.slice_cookie = cookie;
-    k->engine()->arm(&rq->ex.slice_timer, tick.armed && rq->ex.tick_expires == next ? tick.expires : next);
-    return;
+    expires = tick.armed && rq->ex.tick_expires == next ? tick.expires : next;
   }
   cpu_charge(rq, k->machine_.costs.hrtimer_program_ns);
   rq->ex.slice_cookie = cookie;
-  hrtimer_start(rq, &rq->ex.slice_timer, std::max(expires, k->now()));
+  if (at_tick)
+    k->engine()->arm(&rq->ex.slice_timer, expires);  // the tick's interrupt time: no own draw
+  else
+    hrtimer_start(rq, &rq->ex.slice_timer, std::max(expires, k->now()));
 }
 
 // The enforcement timer is an interrupt like any other: its handler runs between

@@ -9,7 +9,8 @@ namespace kernel {
 void hrtimer_start(rq* rq, sim::Timer* t, sim::Time expires) {
   Kernel* k = rq->k;
   // No draw without jitter: a profile without it replays exactly as before the key existed.
-  const sim::Time late = k->timer_irq_jitter_on ? k->timer_irq_jitter(rq->ex.irq_rng) : 0;
+  const sim::Time late =
+      k->machine_.costs.timer_irq_jitter_ns > 0 ? k->timer_irq_jitter(rq->ex.irq_rng) : 0;
   k->engine()->arm(t, expires + late);
 }
 

@@ -12,10 +12,12 @@ namespace kernel {
 // tick_setup_sched_timer(): with skew_tick, CPU n's tick expires
 // n * ((TICK_NSEC >> 1) / num_possible_cpus()) after the jiffy edge, to avert jiffies_lock
 // contention; otherwise on the edge.
+namespace {
 sim::Time tick_skew_offset(const Kernel* k, int cpu) {
   if (!k->cfg_.skew_tick) return 0;
   return (k->cfg_.tick_nsec() >> 1) / k->nr_cpus() * cpu;
 }
+}  // namespace
 
 sim::Time tick_next_expiry(const rq* rq, sim::Time now) {
   const Kernel* k = rq->k;

@@ -201,9 +201,7 @@ TEST(Fair, WithHrtickSlicesEndOnTimeInsteadOfAtTheTick) {
 // then one runs two ticks in a row (a wait of 8 ms). The split stays even.
 TEST(Fair, TwoHogsAlternateAtTicksUnlessJitterBreaksTheTie) {
   for (sim::Time jitter : {0, 2000}) {
-    hw::Machine m = flat_machine(1);
-    m.costs.timer_irq_jitter_ns = jitter;
-    Sim s(m);
+    Sim s(testing_support::with_timer_jitter(flat_machine(1), jitter));
     const int a = s.spawn(pinned(0), hog);
     const int b = s.spawn(pinned(0), hog);
     s.run(sim::kNsecPerSec);

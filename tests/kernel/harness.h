@@ -8,6 +8,7 @@
 #include <functional>
 #include <list>
 #include <memory>
+#include <utility>
 
 #include "hw/machine.h"
 #include "kernel/kernel.h"
@@ -17,12 +18,14 @@
 
 namespace testing_support {
 
-// A machine whose timers interrupt exactly at expiry (no timer_irq_jitter_ns): for tests
-// that pin what happens at a tick to the nanosecond.
-inline hw::Machine exact_timers(hw::Machine m) {
-  m.costs.timer_irq_jitter_ns = 0;
+// m with timer interrupts up to `ns` late (costs.timer_irq_jitter_ns).
+inline hw::Machine with_timer_jitter(hw::Machine m, sim::Time ns) {
+  m.costs.timer_irq_jitter_ns = ns;
   return m;
 }
+// A machine whose timers interrupt exactly at expiry: for tests that pin what happens at a
+// tick to the nanosecond.
+inline hw::Machine exact_timers(hw::Machine m) { return with_timer_jitter(std::move(m), 0); }
 
 inline hw::Machine flat_machine(int cpus) {
   hw::Machine m;

@@ -11,9 +11,15 @@
 namespace {
 
 using testing_support::Sim;
+using testing_support::flat_machine;
+using testing_support::with_timer_jitter;
 
 user::Program hog(user::Thread& t) {
   for (;;) co_await t.compute(sim::kNsecPerSec);
+}
+
+void spawn_hogs(Sim& s, int n) {
+  for (int i = 0; i < n; ++i) s.spawn({}, hog);
 }
 
 // One tick of a CPU: its grid expiry and when its interrupt ran.
@@ -40,11 +46,9 @@ std::vector<Tick> ticks_of(Sim& s, int cpu, int n) {
 }
 
 TEST(Tick, ExactTimersFireOnTheJiffyGrid) {
-  hw::Machine m = testing_support::flat_machine(2);
-  m.costs.timer_irq_jitter_ns = 0;
+  const hw::Machine m = with_timer_jitter(flat_machine(2), 0);
   Sim s(m);
-  s.spawn({}, hog);
-  s.spawn({}, hog);
+  spawn_hogs(s, 2);
   const sim::Time tick = s.k->config().tick_nsec();
   for (int cpu : {0, 1}) {
     for (const Tick& t : ticks_of(s, cpu, 50)) {
@@ -58,8 +62,7 @@ TEST(Tick, ExactTimersFireOnTheJiffyGrid) {
 // after hundreds of ticks the expiry is still a multiple of TICK_NSEC, and the lateness
 // spreads over the whole 0..jitter range.
 TEST(Tick, JitteredInterruptsComeLateButTheGridDoesNotDrift) {
-  hw::Machine m = testing_support::flat_machine(1);
-  m.costs.timer_irq_jitter_ns = 2000;
+  const hw::Machine m = with_timer_jitter(flat_machine(1), 2000);
   Sim s(m);
   s.spawn({}, hog);
   const sim::Time tick = s.k->config().tick_nsec();
@@ -82,11 +85,9 @@ TEST(Tick, JitteredInterruptsComeLateButTheGridDoesNotDrift) {
 
 // Each CPU draws its own lateness: at the same grid point, two CPUs' interrupts differ.
 TEST(Tick, CpusDrawTheirOwnLateness) {
-  hw::Machine m = testing_support::flat_machine(2);
-  m.costs.timer_irq_jitter_ns = 2000;
+  const hw::Machine m = with_timer_jitter(flat_machine(2), 2000);
   Sim s(m);
-  s.spawn({}, hog);
-  s.spawn({}, hog);
+  spawn_hogs(s, 2);
   s.k->start();
   const sim::Time tick = s.k->config().tick_nsec();
   int same_grid = 0, differ = 0;
@@ -104,12 +105,11 @@ TEST(Tick, CpusDrawTheirOwnLateness) {
 // skew_tick=1 (tick_setup_sched_timer()): CPU n's tick expires n * (TICK_NSEC / 2 / nr_cpus)
 // after each jiffy edge, so the CPUs' ticks spread over the first half of the period.
 TEST(Tick, SkewTickOffsetsEachCpusGrid) {
-  hw::Machine m = testing_support::flat_machine(4);
-  m.costs.timer_irq_jitter_ns = 0;
+  const hw::Machine m = with_timer_jitter(flat_machine(4), 0);
   kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
   ASSERT_EQ(kernel::set_config_key(&cfg, "skew_tick", "1"), "");
   Sim s(m, cfg);
-  for (int i = 0; i < 4; ++i) s.spawn({}, hog);
+  spawn_hogs(s, 4);
   const sim::Time tick = s.k->config().tick_nsec();
   for (int cpu = 0; cpu < 4; ++cpu) {
     for (const Tick& t : ticks_of(s, cpu, 20)) {
@@ -132,8 +132,7 @@ TEST(Tick, SkewTickIsOffByDefaultAndTakesLinuxsValues) {
 // Same seed, same jitter draws; another seed, others.
 TEST(Tick, JitterIsDrawnFromTheRunSeed) {
   auto lateness = [](uint64_t seed) {
-    hw::Machine m = testing_support::flat_machine(1);
-    m.costs.timer_irq_jitter_ns = 2000;
+    const hw::Machine m = with_timer_jitter(flat_machine(1), 2000);
     kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
     cfg.seed = seed;
     Sim s(m, cfg);
