@@ -51,11 +51,7 @@ int Topology::smt_sibling(int cpu) const {
 
 sim::Time Machine::line_transfer_ns(int a, int b) const {
   assert(a >= 0 && a < topo.nr_cpus && b >= 0 && b < topo.nr_cpus);
-  if (a == b) return 0;
-  if (topo.core_of[a] == topo.core_of[b]) return costs.line_smt_ns;
-  if (topo.llc_of[a] == topo.llc_of[b]) return costs.line_llc_ns;
-  if (topo.socket_of[a] == topo.socket_of[b]) return costs.line_xllc_ns;
-  return costs.line_xsocket_ns;
+  return costs.line_ns(line_distance(a, b, topo.place(a), topo.place(b)));
 }
 
 Topology make_topology(int sockets, int cores_per_socket, int threads_per_core,

@@ -36,7 +36,24 @@ struct Costs {
   sim::Time timer_irq_jitter_ns = 0;
   int smt_slowdown_permille = 1250;      // user work runs this much slower while the sibling is busy
   bool idle_polling = false;             // idle loop polls TIF_NEED_RESCHED (no wakeup IPI needed)
+
+  // The cost of one cache-line transfer over a line_distance() (0 for the same CPU).
+  sim::Time line_ns(int distance) const {
+    const sim::Time by_distance[] = {0, line_smt_ns, line_llc_ns, line_xllc_ns, line_xsocket_ns};
+    return by_distance[distance];
+  }
 };
+
+// Where a CPU sits: its core, LLC and socket (dense ids).
+struct CpuPlace {
+  int core, llc, socket;
+};
+// How far a cache line travels from CPU a (at x) to CPU b (at y): 0 the same CPU, 1 SMT
+// siblings, 2 the same LLC, 3 the same socket, 4 another socket.
+constexpr int kLineDistances = 5;
+inline int line_distance(int a, int b, const CpuPlace& x, const CpuPlace& y) {
+  return a == b ? 0 : x.core == y.core ? 1 : x.llc == y.llc ? 2 : x.socket == y.socket ? 3 : 4;
+}
 
 struct Topology {
   int nr_cpus = 0;
@@ -49,6 +66,7 @@ struct Topology {
   int nr_sockets() const;
   // The other hardware thread of cpu's core, or -1 (no SMT).
   int smt_sibling(int cpu) const;
+  CpuPlace place(int cpu) const { return {core_of[cpu], llc_of[cpu], socket_of[cpu]}; }
 };
 
 struct Machine {

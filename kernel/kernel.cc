@@ -23,13 +23,11 @@ Kernel::Kernel(sim::Engine* engine, const hw::Machine& machine, const KernelConf
   smt_slowdown_div =
       libdivide::divider<uint64_t>(static_cast<uint64_t>(machine_.costs.smt_slowdown_permille));
   const int n = machine_.topo.nr_cpus;
-  for (int c = 0; c < n; ++c)
-    cpu_places.push_back({machine_.topo.core_of[c], machine_.topo.llc_of[c], machine_.topo.socket_of[c]});
+  for (int c = 0; c < n; ++c) cpu_places.push_back(machine_.topo.place(c));
   const hw::Costs& costs = machine_.costs;
-  const sim::Time lines[5] = {0, costs.line_smt_ns, costs.line_llc_ns, costs.line_xllc_ns, costs.line_xsocket_ns};
-  for (int d = 0; d < 5; ++d) {
-    line_ns[d] = lines[d];
-    spin_jitter[d] = sim::UniformInt(0, lines[d] / 2);
+  for (int d = 0; d < hw::kLineDistances; ++d) {
+    line_ns[d] = costs.line_ns(d);
+    spin_jitter[d] = sim::UniformInt(0, line_ns[d] / 2);
   }
   timer_irq_jitter = sim::UniformInt(0, costs.timer_irq_jitter_ns);
   // sched_init_smp() -> update_sysctl(): LOG scaling, factor 1 + ilog2(min(ncpus, 8)).

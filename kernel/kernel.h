@@ -100,16 +100,11 @@ class Kernel {
   // otherwise), and the spinners' reload jitter uniform(0, lat/2) for each distance as a
   // sim::UniformInt (no 64-bit divide per draw): both run for every spinner on every
   // change of a spun-on word.
-  struct cpu_place {
-    int core, llc, socket;
-  };
-  std::vector<cpu_place> cpu_places;
-  sim::Time line_ns[5] = {};            // by line_distance(): same CPU, SMT, LLC, socket, other
-  sim::UniformInt spin_jitter[5];       // uniform(0, line_ns[d] / 2)
+  std::vector<hw::CpuPlace> cpu_places;
+  sim::Time line_ns[hw::kLineDistances] = {};       // costs.line_ns() by hw::line_distance()
+  sim::UniformInt spin_jitter[hw::kLineDistances];  // uniform(0, line_ns[d] / 2)
   int line_distance(int a, int b) const {
-    const cpu_place& x = cpu_places[static_cast<size_t>(a)];
-    const cpu_place& y = cpu_places[static_cast<size_t>(b)];
-    return a == b ? 0 : x.core == y.core ? 1 : x.llc == y.llc ? 2 : x.socket == y.socket ? 3 : 4;
+    return hw::line_distance(a, b, cpu_places[static_cast<size_t>(a)], cpu_places[static_cast<size_t>(b)]);
   }
   sim::Time line_transfer_ns(int a, int b) const { return line_ns[line_distance(a, b)]; }
   std::vector<std::unique_ptr<struct mm_struct>> mms;
@@ -119,17 +114,6 @@ class Kernel {
   // to all CPUs, and 16 bytes per CPU instead of two or three lines of each rq make those
   // loops several times faster on wide machines. Written by lb_view_update() where the rq
   // fields change: add/sub_nr_running, enqueue/dequeue_entity, __schedule, the wake list.
-  struct lb_cpu {
-    unsigned nr_running = 0;    // rq->nr_running
-    bool curr_idle = true;      // rq->curr == rq->idle
-    bool wake_pending = false;  // !rq->ex.wake_list.empty()
-    unsigned long load = 0;     // cpu_load(): PELT load_avg of rq->cfs
-    unsigned long util = 0;     // cpu_util_cfs()
-    unsigned long runnable = 0; // cpu_runnable()
-    unsigned h_nr_runnable = 0; // rq->cfs.h_nr_runnable
-    // available_idle_cpu(): idle, nothing queued, no wakeup pending.
-    bool idle() const { return curr_idle && nr_running == 0 && !wake_pending; }
-  };
   std::vector<lb_cpu> lb_view;
   // lb_view summed per CPU, core, LLC and socket (the sched groups of every level), and per
   // CPU the four sums it counts in. Sized once by build_sched_domains().

@@ -47,22 +47,30 @@ bool task_allowed_on(const task_struct* p, int cpu) { return p->cpus_mask[cpu] !
 // (rq->curr == rq->idle && rq->nr_running == 0 && rq->ex.wake_list.empty(), read from
 // k->lb_view.)
 bool available_idle_cpu(Kernel* k, int cpu) {
-  const Kernel::lb_cpu& v = k->lb_view[cpu];
+  const lb_cpu& v = k->lb_view[cpu];
 #ifdef SCHEDLAB_CHECK_VIEWS
-  const rq* r = k->rq_of(cpu);
-  assert(v.nr_running == r->nr_running && v.curr_idle == (r->curr == r->idle) &&
-         v.wake_pending == !r->ex.wake_list.empty() && v.load == cpu_load(r) &&
-         v.util == cpu_util_cfs(r) && v.runnable == cpu_runnable(r) &&
-         v.h_nr_runnable == r->cfs.h_nr_runnable && "stale lb_view");
+  assert(v == lb_cpu_of(k->rq_of(cpu)) && "stale lb_view");
 #endif
   return v.idle();
+}
+
+lb_cpu lb_cpu_of(const rq* rq) {
+  lb_cpu v;
+  v.nr_running = rq->nr_running;
+  v.curr_idle = rq->curr == rq->idle;
+  v.wake_pending = !rq->ex.wake_list.empty();
+  v.load = cpu_load(rq);
+  v.util = cpu_util_cfs(rq);
+  v.runnable = cpu_runnable(rq);
+  v.h_nr_runnable = rq->cfs.h_nr_runnable;
+  return v;
 }
 
 // The counts only: the PELT fields change only where the averages do, and every such place
 // calls lb_view_update_pelt() (SCHEDLAB_CHECK_VIEWS checks both at every read).
 void lb_view_update(rq* rq) {
   Kernel* k = rq->k;
-  Kernel::lb_cpu& v = k->lb_view[rq->cpu];
+  lb_cpu& v = k->lb_view[rq->cpu];
   const bool was_idle = v.idle();
   const s64 dn = static_cast<s64>(rq->nr_running) - static_cast<s64>(v.nr_running);
   const s64 dh = static_cast<s64>(rq->cfs.h_nr_runnable) - static_cast<s64>(v.h_nr_runnable);
@@ -81,7 +89,7 @@ void lb_view_update(rq* rq) {
 
 void lb_view_update_pelt(rq* rq) {
   Kernel* k = rq->k;
-  Kernel::lb_cpu& v = k->lb_view[rq->cpu];
+  lb_cpu& v = k->lb_view[rq->cpu];
   const unsigned long load = cpu_load(rq), util = cpu_util_cfs(rq), runnable = cpu_runnable(rq);
   const s64 dl = static_cast<s64>(load) - static_cast<s64>(v.load);
   const s64 du = static_cast<s64>(util) - static_cast<s64>(v.util);

@@ -757,7 +757,7 @@ static void migrate_task_rq_fair(task_struct* p, int new_cpu) {
     const sched_avg& a = se->avg;
     const bool decayed = !a.load_sum && !a.runnable_sum && !a.util_sum;  // load_avg_is_decayed()
     if (!decayed && old->curr->is_idle)
-      __update_load_avg_blocked_se(std::max<u64>(a.last_update_time, static_cast<u64>(old->k->now()) + kPeltBootNs), se);
+      __update_load_avg_blocked_se(std::max<u64>(a.last_update_time, pelt_clock_at(static_cast<u64>(old->k->now()))), se);
   }
   se->avg.last_update_time = 0;
 }

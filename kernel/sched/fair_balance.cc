@@ -104,11 +104,11 @@ int select_idle_cpu(Kernel* k, task_struct* p, const sched_domain& llc, bool has
     const int cpu = llc.span[(start + i) % n];
     if (!task_allowed_on(p, cpu)) continue;  // the scan covers span & p->cpus_ptr
     if (has_idle_core) {
-      if (core_is_idle(k, cpu) && task_allowed_on(p, cpu)) return cpu;
-      if (idle_cpu == kNoCpu && idle_cpu_for(k, p, cpu)) idle_cpu = cpu;
+      if (core_is_idle(k, cpu)) return cpu;
+      if (idle_cpu == kNoCpu && available_idle_cpu(k, cpu)) idle_cpu = cpu;
     } else {
       if (--nr <= 0) return kNoCpu;
-      if (idle_cpu_for(k, p, cpu)) return cpu;
+      if (available_idle_cpu(k, cpu)) return cpu;
     }
   }
   return idle_cpu;
@@ -283,30 +283,12 @@ sg_lb_stats update_sg_lb_stats(Kernel* k, const lb_env& env, size_t g, bool loca
   if (const lb_sum* kept = sd.group_sum[g]) {
     sum = *kept;
   } else {
-    for (int c : sd.groups[g]) {
-      const Kernel::lb_cpu& v = k->lb_view[c];
-      sum.nr_running += v.nr_running;
-      sum.load += static_cast<s64>(v.load);
-      sum.util += static_cast<s64>(v.util);
-      sum.runnable += static_cast<s64>(v.runnable);
-      sum.h_nr_runnable += v.h_nr_runnable;
-      sum.idle_cpus += available_idle_cpu(k, c) ? 1 : 0;
-    }
+    for (int c : sd.groups[g]) sum.add(k->lb_view[c]);
   }
 #ifdef SCHEDLAB_CHECK_VIEWS
   lb_sum want;
-  for (int c : sd.groups[g]) {
-    const rq* r = k->rq_of(c);
-    want.nr_running += r->nr_running;
-    want.load += static_cast<s64>(cpu_load(r));
-    want.util += static_cast<s64>(cpu_util_cfs(r));
-    want.runnable += static_cast<s64>(cpu_runnable(r));
-    want.h_nr_runnable += r->cfs.h_nr_runnable;
-    want.idle_cpus += r->curr == r->idle && r->nr_running == 0 && r->ex.wake_list.empty();
-  }
-  assert(sum.nr_running == want.nr_running && sum.load == want.load && sum.util == want.util &&
-         sum.runnable == want.runnable && sum.h_nr_runnable == want.h_nr_runnable &&
-         sum.idle_cpus == want.idle_cpus && "stale sched group sums");
+  for (int c : sd.groups[g]) want.add(lb_cpu_of(k->rq_of(c)));
+  assert(sum == want && "stale sched group sums");
 #endif
   s.sum_nr_running = static_cast<unsigned>(sum.nr_running);
   s.sum_h_nr_running = static_cast<unsigned>(sum.h_nr_runnable);
@@ -338,7 +320,8 @@ bool update_sd_pick_busiest(const lb_env& env, const sd_lb_stats& sds, const sg_
       if (sgs.idle_cpus != 0 || busiest.idle_cpus != 0) goto has_spare;
       [[fallthrough]];
     case group_fully_busy:
-      // avg_load is not computed for these (0): keep the first, unless it is an SMT core.
+      // avg_load is not computed for these (always 0, as Linux's "XXX" says): a busiest made of
+      // SMT siblings is kept, otherwise the later group is taken.
       if (sgs.avg_load < busiest.avg_load) return false;
       if (sgs.avg_load == busiest.avg_load && env.sd->groups_share_capacity) return false;
       return true;
@@ -647,6 +630,11 @@ int sched_balance_rq(rq* this_rq, sched_domain& sd, cpu_idle_type idle, bool* co
   lb_env env{&sd, this_rq, this_rq->cpu, idle};
   int moved = 0;
   int group = -1;
+  // out_one_pinned: back off (a longer interval) unless newly idle; nothing moved.
+  auto out_one_pinned = [&] {
+    if (idle != CPU_NEWLY_IDLE && sd.balance_interval < sd.max_interval) sd.balance_interval *= 2;
+    return 0;
+  };
   if (!should_we_balance(k, env)) {
     *continue_balancing = false;
   } else {
@@ -655,8 +643,7 @@ int sched_balance_rq(rq* this_rq, sched_domain& sd, cpu_idle_type idle, bool* co
   }
   if (!env.src_rq) {  // out_balanced
     sd.nr_balance_failed = 0;
-    if (idle != CPU_NEWLY_IDLE && sd.balance_interval < sd.max_interval) sd.balance_interval *= 2;
-    return 0;
+    return out_one_pinned();
   }
   moved = detach_tasks(k, &env);
   bool active_balance = false;
@@ -665,10 +652,8 @@ int sched_balance_rq(rq* this_rq, sched_domain& sd, cpu_idle_type idle, bool* co
     if (need_active_balance(env)) {
       rq* busiest = env.src_rq;
       // Only if the running task could come here (else the next attempt tries again).
-      if (busiest->curr->is_idle || !task_allowed_on(busiest->curr, env.dst_cpu)) {
-        if (idle != CPU_NEWLY_IDLE && sd.balance_interval < sd.max_interval) sd.balance_interval *= 2;
-        return 0;
-      }
+      if (busiest->curr->is_idle || !task_allowed_on(busiest->curr, env.dst_cpu))
+        return out_one_pinned();
       if (!busiest->active_balance) {
         busiest->active_balance = true;
         busiest->push_cpu = env.dst_cpu;

@@ -41,7 +41,8 @@ int __update_load_avg_cfs_rq(u64 now, cfs_rq* cfs_rq);
 // counted from a boot 2^30 ns (about a second) before the run starts: PELT reads a
 // last_update_time of 0 as "never attached here", which a clock starting at 0 would break.
 inline constexpr u64 kPeltBootNs = u64{1} << 30;
-inline u64 rq_clock_pelt(const rq* rq) { return rq->clock + kPeltBootNs; }
+inline u64 pelt_clock_at(u64 clock) { return clock + kPeltBootNs; }  // of an rq_clock() value
+inline u64 rq_clock_pelt(const rq* rq) { return pelt_clock_at(rq->clock); }
 inline u64 cfs_rq_clock_pelt(const cfs_rq* cfs_rq) { return rq_clock_pelt(cfs_rq->rq); }
 
 // What the balancer and wake_affine read of a CPU.

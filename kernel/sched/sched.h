@@ -319,6 +319,23 @@ struct dl_server {
   sim::Timer timer;            // dl_se->dl_timer: zero-laxity instant or replenishment
 };
 
+// What load balancing reads of one CPU (Kernel::lb_view), kept up to date by
+// lb_view_update() and lb_view_update_pelt().
+struct lb_cpu {
+  unsigned nr_running = 0;    // rq->nr_running
+  bool curr_idle = true;      // rq->curr == rq->idle
+  bool wake_pending = false;  // !rq->ex.wake_list.empty()
+  unsigned long load = 0;     // cpu_load(): PELT load_avg of rq->cfs
+  unsigned long util = 0;     // cpu_util_cfs()
+  unsigned long runnable = 0; // cpu_runnable()
+  unsigned h_nr_runnable = 0; // rq->cfs.h_nr_runnable
+  // available_idle_cpu(): idle, nothing queued, no wakeup pending.
+  bool idle() const { return curr_idle && nr_running == 0 && !wake_pending; }
+  friend bool operator==(const lb_cpu&, const lb_cpu&) = default;
+};
+// The same read from the runqueue itself: what lb_view[rq->cpu] must equal.
+lb_cpu lb_cpu_of(const rq* rq);
+
 struct lb_sum {
   s64 nr_running = 0;
   s64 load = 0;       // of cpu_load()
@@ -326,6 +343,15 @@ struct lb_sum {
   s64 runnable = 0;   // of cpu_runnable()
   s64 idle_cpus = 0;  // available_idle_cpu() CPUs
   s64 h_nr_runnable = 0;  // of rq->cfs.h_nr_runnable
+  void add(const lb_cpu& v) {
+    nr_running += v.nr_running;
+    load += static_cast<s64>(v.load);
+    util += static_cast<s64>(v.util);
+    runnable += static_cast<s64>(v.runnable);
+    h_nr_runnable += v.h_nr_runnable;
+    idle_cpus += v.idle();
+  }
+  friend bool operator==(const lb_sum&, const lb_sum&) = default;
 };
 
 struct sched_domain {

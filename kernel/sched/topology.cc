@@ -60,16 +60,11 @@ void build_sched_domains(Kernel* k) {
   k->llc_nr_idle_scan.assign(static_cast<size_t>(*std::max_element(t.llc_of.begin(), t.llc_of.end()) + 1), 0);
   for (int c = 0; c < n; ++c) k->llc_nr_idle_scan[static_cast<size_t>(t.llc_of[c])]++;
   for (int c = 0; c < n; ++c) {
-    const Kernel::lb_cpu& v = k->lb_view[c];
+    const lb_cpu& v = k->lb_view[c];
     for (int kind = 0; kind < 4; ++kind) {
       lb_sum* s = &k->lb_sums[kind][static_cast<size_t>((*kinds[kind])[c])];
       k->lb_sums_of[c][kind] = s;
-      s->nr_running += v.nr_running;
-      s->load += static_cast<s64>(v.load);
-      s->util += static_cast<s64>(v.util);
-      s->runnable += static_cast<s64>(v.runnable);
-      s->h_nr_runnable += v.h_nr_runnable;
-      s->idle_cpus += v.idle();
+      s->add(v);
     }
   }
   struct Level {
@@ -79,12 +74,14 @@ void build_sched_domains(Kernel* k) {
     int imbalance_pct;
     int cache_nice_tries;
     bool share_llc;
+    bool share_cpucapacity;  // SD_SHARE_CPUCAPACITY: SMT
+    bool numa;               // SD_NUMA
   };
   const Level levels[] = {
-      {"SMT", &t.core_of, 0, 110, 0, true},
-      {"MC", &t.llc_of, 1, 117, 1, true},
-      {"PKG", &t.socket_of, 2, 117, 1, false},
-      {"NUMA", &all, 3, 117, 2, false},
+      {"SMT", &t.core_of, 0, 110, 0, true, true, false},
+      {"MC", &t.llc_of, 1, 117, 1, true, false, false},
+      {"PKG", &t.socket_of, 2, 117, 1, false, false, false},
+      {"NUMA", &all, 3, 117, 2, false, false, true},
   };
   std::vector<uint8_t> first_of_core(static_cast<size_t>(n), 0);  // lowest CPU of its core
   {
@@ -124,12 +121,12 @@ void build_sched_domains(Kernel* k) {
       sd.imbalance_pct = l.imbalance_pct;
       sd.cache_nice_tries = l.cache_nice_tries;
       sd.share_llc = l.share_llc;
-      sd.share_cpucapacity = std::string(l.name) == "SMT";
-      sd.prefer_sibling = std::string(l.name) != "SMT";  // child has SD_PREFER_SIBLING
+      sd.share_cpucapacity = l.share_cpucapacity;
+      sd.prefer_sibling = !l.share_cpucapacity;  // child has SD_PREFER_SIBLING
       sd.min_interval = sd.span_weight;
       sd.max_interval = 2 * sd.span_weight;
       sd.balance_interval = sd.span_weight;
-      sd.numa = std::string(l.name) == "NUMA";
+      sd.numa = l.numa;
       prev_weight = sd.span.size();
       rq->sd.push_back(std::move(sd));
     }

@@ -76,7 +76,7 @@ struct Sim {
 inline void check_lb_view(const kernel::Kernel& k) {
   for (int c = 0; c < k.nr_cpus(); ++c) {
     const kernel::rq& rq = k.cpu_rq(c);
-    const kernel::Kernel::lb_cpu& v = k.lb_view[c];
+    const kernel::lb_cpu& v = k.lb_view[c];
     EXPECT_EQ(v.nr_running, rq.nr_running) << "cpu " << c;
     EXPECT_EQ(v.load, kernel::cpu_load(&rq)) << "cpu " << c;
     EXPECT_EQ(v.util, kernel::cpu_util_cfs(&rq)) << "cpu " << c;
@@ -94,7 +94,7 @@ inline void check_lb_view(const kernel::Kernel& k) {
         if (!sd.group_sum[g]) continue;
         kernel::lb_sum want;
         for (int m : sd.groups[g]) {
-          const kernel::Kernel::lb_cpu& v = k.lb_view[m];
+          const kernel::lb_cpu& v = k.lb_view[m];
           want.nr_running += v.nr_running;
           want.load += static_cast<int64_t>(v.load);
           want.util += static_cast<int64_t>(v.util);
