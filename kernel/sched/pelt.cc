@@ -22,7 +22,9 @@ inline u64 mul_u64_u32_shr(u64 a, uint32_t mul, unsigned shift) {
   return static_cast<u64>((static_cast<unsigned __int128>(a) * mul) >> shift);
 }
 
-// m = floor(2^64 / d) + 1 for every divider d: m * d = 2^64 + e with 0 < e <= d, so for
+// Not libdivide (used elsewhere for one fixed divisor): here the divisor is one of 1024
+// known at compile time, and one multiply-high by a constexpr table needs no per-divisor
+// branch or shift. m = floor(2^64 / d) + 1 for every divider d: m * d = 2^64 + e with 0 < e <= d, so for
 // x < 2^32, x * m / 2^64 = x / d + (an error below 2^-32 < 1/d) and floors to x / d.
 struct Reciprocals {
   u64 m[1024];
