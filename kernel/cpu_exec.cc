@@ -160,7 +160,6 @@ void cpu_switch(rq* rq, task_struct* prev, task_struct* next, sim::Time now) {
       next->stats.lock_held_preempted_ns += t - next->stats.lhp_since;
       next->stats.lhp_since = 0;
     }
-    next->recent_used_cpu = rq->cpu;
   }
 }
 

@@ -16,7 +16,7 @@ namespace {
 bool none_delay_resched(rq*, task_struct*) { return false; }
 bool none_exit_to_user(rq*, task_struct*) { return false; }
 void none_schedule_prev(rq*, task_struct*) {}
-void none_syscall_enter(rq*, task_struct*, int) {}
+bool none_syscall_enter(rq*, task_struct*, int) { return false; }
 bool none_sched_yield(rq*, task_struct*) { return false; }
 void none_timer_fn(rq*) {}
 const slice_ext_ops slice_ext_none_ops = {
@@ -113,7 +113,7 @@ void hrtick_delay_schedule_prev(rq* rq, task_struct* prev) {
   if (rq->k->cfg_.feat(__SCHED_FEAT_HRTICK)) rq->k->engine()->cancel(&rq->ex.slice_timer);
 }
 
-void hrtick_delay_syscall_enter(rq*, task_struct*, int) {}
+bool hrtick_delay_syscall_enter(rq*, task_struct*, int) { return false; }
 
 // sched_yield() from a granted task calls schedule() directly, not do_sched_yield().
 bool hrtick_delay_sched_yield(rq*, task_struct* p) { return p->slice.granted; }

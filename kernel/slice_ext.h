@@ -21,8 +21,9 @@ struct slice_ext_ops {
   bool (*exit_to_user)(rq* rq, task_struct* p);
   // __schedule(): prev leaves the CPU.
   void (*schedule_prev)(rq* rq, task_struct* prev);
-  // Syscall entry work, before the handler (7.0: a syscall ends a grant).
-  void (*syscall_enter)(rq* rq, task_struct* p, int nr);
+  // Syscall entry work, before the handler (7.0: a syscall ends a grant). Returns true if it
+  // set NEED_RESCHED, which the entry path then acts on before the handler runs.
+  bool (*syscall_enter)(rq* rq, task_struct* p, int nr);
   // sys_sched_yield(): true if the design handled it (a granted task calls schedule()).
   bool (*sched_yield)(rq* rq, task_struct* p);
   // The enforcement timer (hrtick or 7.0's per-CPU slice timer) fired on rq's CPU.
@@ -52,7 +53,7 @@ bool rseq_user_access(rq* rq, task_struct* p);
 // directly, and hrtick() sets NEED_RESCHED on a granted current task then ticks it.
 bool hrtick_delay_resched_fini(rq* rq, task_struct* p);
 void hrtick_delay_schedule_prev(rq* rq, task_struct* prev);
-void hrtick_delay_syscall_enter(rq* rq, task_struct* p, int nr);
+bool hrtick_delay_syscall_enter(rq* rq, task_struct* p, int nr);
 bool hrtick_delay_sched_yield(rq* rq, task_struct* p);
 void hrtick_delay_resched_tick(rq* rq);
 bool slice_ext_policy_allows(rq* rq, task_struct* p);

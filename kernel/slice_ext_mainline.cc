@@ -75,15 +75,16 @@ void mainline_schedule_prev(rq*, task_struct*) {}
 // T9: a syscall while granted ends the grant at entry. NEED_RESCHED is set unless the task
 // was already scheduled out, so the CPU is given up right here; rseq_slice_yield counts as
 // yielded, any other syscall as aborted (allowed since V5).
-void mainline_syscall_enter(rq* rq, task_struct* p, int nr) {
-  if (!p->slice.syscall_work) return;
+bool mainline_syscall_enter(rq* rq, task_struct* p, int nr) {
+  if (!p->slice.syscall_work) return false;
   p->slice.syscall_work = false;
-  if (!p->slice.granted) return;  // raced: already revoked
+  if (!p->slice.granted) return false;  // raced: already revoked
   if (rq->ex.slice_cookie == p) {
     rq->k->engine()->cancel(&rq->ex.slice_timer);
     rq->ex.slice_cookie = nullptr;
   }
-  if (!p->slice.sched_switch) {
+  const bool resched = !p->slice.sched_switch;
+  if (resched) {
     p->thread_flags |= TIF_NEED_RESCHED;
     if (nr == NR_rseq_slice_yield) {
       p->slice.yielded = true;
@@ -95,6 +96,7 @@ void mainline_syscall_enter(rq* rq, task_struct* p, int nr) {
   p->slice.granted = false;
   rseq_area* rs = p->user->rseq;
   if (rseq_user_access(rq, p)) rs->slice_request = rs->slice_granted = 0;
+  return resched;
 }
 
 bool mainline_sched_yield(rq*, task_struct*) { return false; }

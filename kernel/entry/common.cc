@@ -63,9 +63,11 @@ void do_syscall_64(rq* rq, const UserAction& a, sim::Time now) {
   cpu_charge(rq, k->machine_.costs.syscall_entry_ns);
   p->stats.nr_syscalls++;
   // Syscall entry work (7.0: a syscall ends a slice extension grant and reschedules at once,
-  // when preemption is re-enabled). The handler then runs when the task is back.
-  slice_ext(rq)->syscall_enter(rq, p, a.nr);
-  if (tif_need_resched_any(p)) {
+  // when preemption is re-enabled). The handler then runs when the task is back. Nothing
+  // else at entry looks at the need-resched bits: one already set (a lazy request, a remote
+  // request whose IPI is on its way) is acted on in exit_to_user_mode_loop() after the
+  // handler, or by the IPI's interrupt.
+  if (slice_ext(rq)->syscall_enter(rq, p, a.nr)) {
     p->exec = ExecKind::SyscallEntry;
     p->pending_syscall = a;
     schedule(rq, /*preempt=*/true);

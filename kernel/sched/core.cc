@@ -230,7 +230,8 @@ static bool ttwu_queue_cond(Kernel* k, int cpu, int this_cpu) {
 // sched_ttwu_pending(): the target runs the queued wakeups itself (IPI context).
 void sched_ttwu_pending(rq* rq) {
   std::vector<task_struct*>& list = rq->ex.wake_list;
-  for (size_t i = 0; i < list.size(); ++i) ttwu_do_activate(rq, list[i], WF_TTWU);
+  for (size_t i = 0; i < list.size(); ++i)
+    ttwu_do_activate(rq, list[i], WF_TTWU | (list[i]->sched_remote_wakeup ? WF_MIGRATED : 0));
   list.clear();
   lb_view_update(rq);
 }
@@ -255,19 +256,6 @@ bool try_to_wake_up(Kernel* k, task_struct* p, int wake_flags) {
     p->__state = TASK_RUNNING;
     return true;
   }
-  // record_wakee() for wake_wide().
-  task_struct* waker = waker_rq->curr;
-  if (!waker->is_idle) {
-    const u64 j = k->jiffies();
-    if (j > waker->wakee_flip_decay_ts + static_cast<u64>(k->cfg_.hz)) {
-      waker->wakee_flips >>= 1;
-      waker->wakee_flip_decay_ts = j;
-    }
-    if (waker->last_wakee_pid != p->pid) {
-      waker->last_wakee_pid = p->pid;
-      waker->wakee_flips++;
-    }
-  }
   const int cpu = select_task_rq(k, p, p->cpu, wake_flags | WF_TTWU, this_cpu);
   if (cpu != p->cpu) {
     wake_flags |= WF_MIGRATED;
@@ -277,6 +265,7 @@ bool try_to_wake_up(Kernel* k, task_struct* p, int wake_flags) {
   if (k->cfg_.feat(__SCHED_FEAT_TTWU_QUEUE) && ttwu_queue_cond(k, cpu, this_cpu)) {
     rq* target = k->rq_of(cpu);
     p->__state = TASK_WAKING;  // a second wakeup finds it pending
+    p->sched_remote_wakeup = wake_flags & WF_MIGRATED;  // ttwu_queue_wakelist()
     target->ex.wake_list.push_back(p);
     lb_view_update(target);
     smp_send_ipi(k, cpu, IPI_CALL_FUNC);
@@ -288,6 +277,7 @@ bool try_to_wake_up(Kernel* k, task_struct* p, int wake_flags) {
 
 // wake_up_new_task(): fork balancing, then enqueue with a half-slice initial deadline.
 void wake_up_new_task(Kernel* k, task_struct* p) {
+  p->recent_used_cpu = p->cpu;  // the parent's CPU; select_idle_sibling() keeps it after
   const int cpu = select_task_rq(k, p, p->cpu, WF_FORK, k->current_cpu());
   __set_task_cpu(p, cpu);
   rq* rq = k->rq_of(cpu);
@@ -332,10 +322,11 @@ static task_struct* pick_next_task(rq* rq, task_struct* prev) {
 void __schedule(rq* rq, bool preempt) {
   Kernel* k = rq->k;
   task_struct* prev = rq->curr;
+  // hrtick_clear(): the next task's class starts its own hrtick if it wants one.
+  if (k->cfg_.feat(__SCHED_FEAT_HRTICK))  // (HRTICK_DL: no deadline tasks here)
+    k->engine()->cancel(&rq->ex.hrtick_timer);
   update_rq_clock(rq);
   slice_ext(rq)->schedule_prev(rq, prev);
-  prev->thread_flags &= ~(TIF_NEED_RESCHED | TIF_NEED_RESCHED_LAZY);  // clear_tsk_need_resched
-  rq->resched_by_rt = false;
   bool blocked = false;
   if (!preempt && prev->__state != TASK_RUNNING && !prev->is_idle) {
     // try_to_block_task(): a delayed fair task stays queued (p->on_rq) but is not runnable.
@@ -359,6 +350,10 @@ void __schedule(rq* rq, bool preempt) {
     // (Linux's balance callbacks after the stopper may also pull RT tasks; not modelled.)
   }
   task_struct* next = pick_next_task(rq, pick_prev);
+  // picked: clear_tsk_need_resched(prev), after the pick, so a request raised during it (a
+  // task pulled by newidle balance preempting prev) is satisfied by this pick.
+  prev->thread_flags &= ~(TIF_NEED_RESCHED | TIF_NEED_RESCHED_LAZY);
+  rq->resched_by_rt = false;
   // prev -> stopper -> next is two switches; the one to next is charged below.
   if (stopper) cpu_charge(rq, (next == prev ? 2 : 1) * k->machine_.costs.context_switch_ns);
   if (next == prev) return;

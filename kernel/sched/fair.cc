@@ -636,7 +636,9 @@ static void set_next_task_fair(rq* rq, task_struct* p, bool first) {
 // yield_task_fair(): 6.12 pushes the deadline one slice out; 6.18+ forfeits the rest of
 // the request (vruntime = deadline) when eligible, then asks for a new one.
 static void yield_task_fair(rq* rq) {
-  if (rq->nr_running == 1) return;
+  // rq->nr_running == 1 in Linux, whose count includes delayed entities (here they are not
+  // in rq->nr_running: cfs.nr_queued - h_nr_runnable of them).
+  if (rq->nr_running + (rq->cfs.nr_queued - rq->cfs.h_nr_runnable) == 1) return;
   sched_entity* se = &rq->curr->se;
   cfs_rq* cfs = cfs_rq_of(se);
   update_curr(cfs);
@@ -696,12 +698,16 @@ static void wakeup_preempt_fair(rq* rq, task_struct* p, int wake_flags) {
     if (pick_eevdf(cfs, true) == pse) goto preempt;
     return;
   }
+  // A shorter-slice wakee: one pick that ignores curr's protection (7.0 goes straight to
+  // its `pick:` label, before the fork and delayed checks). If it fails, the protected pick
+  // below could not choose the wakee either: it returns curr or the same entity.
   if (feat(rq, __SCHED_FEAT_PREEMPT_SHORT) && pse->slice < se->slice) {
     if (pick_eevdf(cfs, false) == pse) {
       cancel_protect_slice(se, k);
       goto preempt;
     }
-    if (!v70(k) && feat(rq, __SCHED_FEAT_RUN_TO_PARITY)) update_protect_slice(cfs, se);
+    if (feat(rq, __SCHED_FEAT_RUN_TO_PARITY)) update_protect_slice(cfs, se);
+    return;
   }
   if (v70(k) && ((wake_flags & WF_FORK) || pse->sched_delayed)) return;
   if (pick_eevdf(cfs, true) == pse) goto preempt;

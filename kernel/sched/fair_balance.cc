@@ -186,10 +186,26 @@ int find_idlest_cpu(Kernel* k, task_struct* p, int cpu) {
 
 }  // namespace
 
+// record_wakee(): the waker's count of switches between wakees, for wake_wide(); halved
+// once a second.
+static void record_wakee(Kernel* k, task_struct* waker, const task_struct* p) {
+  const u64 j = k->jiffies();
+  if (j > waker->wakee_flip_decay_ts + static_cast<u64>(k->cfg_.hz)) {
+    waker->wakee_flips >>= 1;
+    waker->wakee_flip_decay_ts = j;
+  }
+  if (waker->last_wakee_pid != p->pid) {
+    waker->last_wakee_pid = p->pid;
+    waker->wakee_flips++;
+  }
+}
+
+// Called for fair tasks allowed on more than one CPU (select_task_rq()).
 int select_task_rq_fair(Kernel* k, task_struct* p, int prev_cpu, int wake_flags, int waker_cpu) {
   if (wake_flags & (WF_FORK | WF_EXEC)) return find_idlest_cpu(k, p, prev_cpu);
   const bool sync = wake_flags & WF_SYNC;
   task_struct* waker = k->rq_of(waker_cpu)->curr;
+  if (!waker->is_idle) record_wakee(k, waker, p);
   const bool want_affine = !wake_wide(k, p, waker, waker_cpu) && task_allowed_on(p, waker_cpu);
   int new_cpu = prev_cpu;
   if (want_affine && waker_cpu != prev_cpu) {

@@ -193,6 +193,7 @@ struct task_struct {
   int recent_used_cpu = -1;
   int last_wakee_pid = -1;
   unsigned wakee_flips = 0;
+  bool sched_remote_wakeup = false;  // queued on a wake list after a migrating wakeup
   u64 wakee_flip_decay_ts = 0;
   slice_ext_task slice;
   mm_struct* mm = nullptr;

@@ -51,7 +51,9 @@ TEST(Pelt, ReciprocalDivisionEqualsTheDivision) {
     // 32-bit range, and random values of every size.
     for (uint64_t k : {uint64_t{0}, uint64_t{1}, uint64_t{1024}, (uint64_t{1} << 32) / d, (uint64_t{1} << 32) / d - 1})
       for (uint64_t x : {k * d, k * d + 1, k * d + d - 1, k * d - 1})
-        if (x < (uint64_t{1} << 33)) ASSERT_EQ(kernel::pelt_div(x, pc), x / d) << x << " / " << d;
+        if (x < (uint64_t{1} << 33)) {
+          ASSERT_EQ(kernel::pelt_div(x, pc), x / d) << x << " / " << d;
+        }
     for (uint64_t x : {uint64_t{0xffffffff}, uint64_t{1} << 32, ~uint64_t{0}})
       ASSERT_EQ(kernel::pelt_div(x, pc), x / d) << x << " / " << d;
     for (int i = 0; i < 200; ++i) {

@@ -70,7 +70,9 @@ TEST(Tick, JitteredInterruptsComeLateButTheGridDoesNotDrift) {
   sim::Time lo = 1 << 30, hi = -1, sum = 0;
   for (size_t i = 0; i < ticks.size(); ++i) {
     EXPECT_EQ(ticks[i].grid % tick, 0);
-    if (i > 0) EXPECT_EQ(ticks[i].grid - ticks[i - 1].grid, tick) << "a busy CPU misses no tick";
+    if (i > 0) {
+      EXPECT_EQ(ticks[i].grid - ticks[i - 1].grid, tick) << "a busy CPU misses no tick";
+    }
     const sim::Time late = ticks[i].fired - ticks[i].grid;
     lo = std::min(lo, late);
     hi = std::max(hi, late);

@@ -1,0 +1,30 @@
+// Wakeup placement pinned against kernel/sched/core.c and fair.c: the bookkeeping that
+// select_idle_sibling() reads.
+#include <gtest/gtest.h>
+
+#include "kernel/sched/sched.h"
+#include "tests/kernel/harness.h"
+
+using testing_support::Sim;
+using testing_support::flat_machine;
+
+// p->recent_used_cpu is written in two places only: wake_up_new_task() (the parent's CPU)
+// and select_idle_sibling() (prev, as the candidate for the next wakeup). Switching a task
+// in does not touch it (Linux stopped that in 5.11, 89aafd67f28c), so at a wakeup it names
+// the CPU before prev: a third idle candidate after target and prev.
+TEST(Wakeup, RecentUsedCpuIsSetAtForkAndByWakeupPlacementOnly) {
+  Sim s(flat_machine(4));
+  kernel::TaskAttr hog;
+  hog.comm = "hog";
+  hog.cpus = {0};
+  s.spawn(hog, [](user::Thread& t) -> user::Program {
+    for (;;) co_await t.compute(sim::kNsecPerSec);
+  });
+  const int p = s.spawn(kernel::TaskAttr{}, [](user::Thread& t) -> user::Program {
+    for (;;) co_await t.compute(sim::kNsecPerSec);
+  }, 10 * sim::kNsecPerUsec);
+  s.run(sim::kNsecPerMsec);
+  ASSERT_NE(s.task(p).cpu, 0);  // forked away from the busy CPU 0
+  EXPECT_EQ(s.task(p).recent_used_cpu, 0);
+  testing_support::check_invariants(*s.k, sim::kNsecPerMsec);
+}
