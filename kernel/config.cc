@@ -1,6 +1,7 @@
 // Kernel configuration defaults per version, and parsing of configuration keys.
 #include "kernel/config.h"
 
+#include <cerrno>
 #include <cstdlib>
 
 namespace kernel {
@@ -26,7 +27,9 @@ bool parse_bool(const std::string& v, bool* out) {
 bool parse_int(const std::string& v, long long* out) {
   if (v.empty()) return false;
   char* end = nullptr;
+  errno = 0;
   *out = std::strtoll(v.c_str(), &end, 10);
+  if (errno == ERANGE) return false;
   return end && *end == '\0';
 }
 
@@ -116,7 +119,7 @@ std::string parse_preempt(const std::string& s, PreemptModel* out) {
 std::string set_config_key(KernelConfig* cfg, const std::string& key, const std::string& value) {
   long long n = 0;
   if (key == "hz") {
-    if (!parse_int(value, &n)) return "hz: not an integer: '" + value + "'";
+    if (!parse_int(value, &n) || n < 1 || n > 100000) return "hz: not an integer from 1 to 100000: '" + value + "'";
     cfg->hz = static_cast<int>(n);
     return "";
   }
@@ -144,7 +147,8 @@ std::string set_config_key(KernelConfig* cfg, const std::string& key, const std:
     return "";
   }
   if (key == "migration_cost_ns") {
-    if (!parse_int(value, &n) || n < 0) return "migration_cost_ns: must be an integer >= 0";
+    if (!parse_int(value, &n) || n < 0 || n > 1000000000000LL)
+      return "migration_cost_ns: must be an integer in 0..1000000000000 (got '" + value + "')";
     cfg->migration_cost_ns = n;
     return "";
   }
@@ -158,7 +162,8 @@ std::string set_config_key(KernelConfig* cfg, const std::string& key, const std:
     return "";
   }
   if (key == "rr_timeslice_ms") {
-    if (!parse_int(value, &n) || n < 1) return "rr_timeslice_ms: must be an integer >= 1";
+    if (!parse_int(value, &n) || n < 1 || n > 1000000)
+      return "rr_timeslice_ms: must be an integer in 1..1000000 (got '" + value + "')";
     cfg->rr_timeslice_ms = static_cast<int>(n);
     return "";
   }
@@ -170,8 +175,8 @@ std::string set_config_key(KernelConfig* cfg, const std::string& key, const std:
     v = std::strtod(value.c_str(), &end);
     std::string unit(end ? end : "");
     double mult = unit.empty() || unit == "ns" ? 1 : unit == "us" ? 1e3 : unit == "ms" ? 1e6 : -1;
-    if (end == value.c_str() || mult < 0 || v < 0)
-      return "slice_ext.nsec: expected a duration like 50us (got '" + value + "')";
+    if (end == value.c_str() || mult < 0 || !(v >= 0 && v * mult <= 1e9))
+      return "slice_ext.nsec: expected a duration from 0 to 1s like 50us (got '" + value + "')";
     cfg->slice_ext.nsec = static_cast<sim::Time>(v * mult);
     return "";
   }
@@ -195,7 +200,8 @@ std::string set_config_key(KernelConfig* cfg, const std::string& key, const std:
     return "";
   }
   if (key == "slice_ext.page_limit") {
-    if (!parse_int(value, &n) || n < 0) return "slice_ext.page_limit: must be an integer >= 0";
+    if (!parse_int(value, &n) || n < 0 || n > 1000000)
+      return "slice_ext.page_limit: must be an integer in 0..1000000 (got '" + value + "')";
     cfg->slice_ext.page_limit = static_cast<int>(n);
     return "";
   }

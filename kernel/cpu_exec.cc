@@ -245,9 +245,9 @@ void run_program(rq* rq, task_struct* p, sim::Time now) {
   cpu_exec& ex = rq->ex;
   int64_t ret = p->exec == ExecKind::SyscallRet ? p->syscall_ret : 0;
   for (;;) {
-    if (++ex.zero_time_steps > 1000000) {
+    if (++ex.zero_time_steps > 100000) {
       k->warn_once("program of pid " + std::to_string(p->pid) +
-                   " made 1e6 steps without time passing; it is given 1 us of work");
+                   " made 1e5 steps without time passing; it is given 1 us of work");
       ex.zero_time_steps = 0;
       p->exec = ExecKind::Compute;
       p->exec_remaining_ns = 1000;

@@ -434,8 +434,36 @@ bool write_file_atomic(const std::string& path, const std::string& text, std::st
     return true;
   }
   namespace fs = std::filesystem;
-  const fs::path target(path);
+  fs::path target(path);
   if (!target.has_filename()) return fail(path, EISDIR);
+  std::error_code ec;
+  const fs::file_status st = fs::status(target, ec);  // follows symlinks
+  if (fs::is_directory(st)) return fail(path, EISDIR);
+  if (fs::exists(st) && !fs::is_regular_file(st)) {
+    // A device, FIFO or socket (/dev/stdout, /dev/null, a pipe to another program): write
+    // through it; renaming a file over it would replace the device node.
+    const int out = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (out < 0) return fail(path, errno);
+    for (size_t done = 0; done < text.size();) {
+      const ssize_t n = ::write(out, text.data() + done, text.size() - done);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        const int err = errno;
+        ::close(out);
+        return fail(path, err);
+      }
+      done += static_cast<size_t>(n);
+    }
+    if (::close(out) != 0) return fail(path, errno);
+    if (error != nullptr) error->clear();
+    return true;
+  }
+  // A symlink keeps pointing where it did: the file it names is the one replaced.
+  if (fs::is_symlink(fs::symlink_status(target, ec))) {
+    const fs::path resolved = fs::weakly_canonical(target, ec);
+    if (ec) return fail(path, ec.value());
+    target = resolved;
+  }
   // Same directory as the target: rename() is atomic only within one filesystem. A dot
   // name so a crash's leftover does not pass for a report; pid + counter keep concurrent
   // writers (threads or processes) apart, and O_EXCL makes sure.
@@ -472,7 +500,7 @@ bool write_file_atomic(const std::string& path, const std::string& text, std::st
     ::unlink(tmp.c_str());
     return fail(path, err);
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (std::rename(tmp.c_str(), target.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
     return fail(path, err);

@@ -22,7 +22,7 @@ std::string compare(const CompareSpec& spec, report::Comparison* out,
       Experiment e = spec.base;
       for (const std::string& a : sets)
         if (std::string err = set_assignment(&e, a); !err.empty()) return "row '" + label + "': " + err;
-      e.seed = spec.base.seed + static_cast<uint64_t>(s);
+      e.seed += static_cast<uint64_t>(s);  // from the row's seed if it sets one
       if (std::string err = validate(e); !err.empty()) return "row '" + label + "': " + err;
       exps.push_back(std::move(e));
     }

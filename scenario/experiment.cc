@@ -1,9 +1,12 @@
 // Building and running an experiment.
 #include "scenario/experiment.h"
 
+#include <cerrno>
 #include <toml++/toml.h>
 
+#include <charconv>
 #include <cstdio>
+#include <filesystem>
 #include <cstdlib>
 #include <memory>
 #include <sstream>
@@ -23,7 +26,9 @@ namespace {
 bool parse_int(const std::string& v, long long* out) {
   if (v.empty()) return false;
   char* end = nullptr;
+  errno = 0;
   *out = std::strtoll(v.c_str(), &end, 10);
+  if (errno == ERANGE) return false;
   return *end == '\0';
 }
 
@@ -87,9 +92,10 @@ std::string toml_value_string(const toml::node& n, bool* ok) {
   if (n.is_boolean()) return *n.value<bool>() ? "true" : "false";
   if (n.is_integer()) return std::to_string(*n.value<int64_t>());
   if (n.is_floating_point()) {
-    std::ostringstream os;
-    os << *n.value<double>();
-    return os.str();
+    // The shortest text that reads back as the same double (0.1234567 stays 0.1234567).
+    char buf[64];
+    const auto r = std::to_chars(buf, buf + sizeof(buf), *n.value<double>());
+    return std::string(buf, r.ptr);
   }
   *ok = false;
   return "";
@@ -135,7 +141,8 @@ std::string set_key(Experiment* e, const std::string& key, const std::string& va
   } else if (key == "machine") {
     e->machine = value;
   } else if (key == "cpus") {
-    if (!parse_int(value, &n) || n < 1) return "cpus: must be an integer >= 1 (got '" + value + "')";
+    if (!parse_int(value, &n) || n < 1 || n > 1000000)
+      return "cpus: must be an integer from 1 to the machine's CPU count (got '" + value + "')";
     e->cpus = static_cast<int>(n);
   } else if (key == "duration") {
     int64_t ns = 0;
@@ -195,6 +202,10 @@ std::string set_assignment(Experiment* e, const std::string& a) {
 }
 
 std::string load_scenario_file(const std::string& path, Experiment* e) {
+  // A directory, a device or a FIFO would read as empty (all defaults) or block.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    return "scenario '" + path + "': not a regular file";
   toml::table tbl;
   try {
     tbl = toml::parse_file(path);

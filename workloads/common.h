@@ -27,6 +27,8 @@ struct Dist {
   }
   int64_t sample(sim::Rng& rng) const;
   double mean() const;
+  // Every draw is 0 (draws are never negative).
+  bool always_zero() const { return kind == Normal ? a <= 0 && b == 0 : mean() <= 0; }
 };
 // "" on success, else an error naming `param`.
 // std::llround (half away from zero) without the library call, equal to it bit for bit:

@@ -96,17 +96,20 @@ std::string sus(int64_t ns) {
 class ExtendSched2 : public Workload {
  public:
   std::string setup(kernel::Kernel& k, const Params& p, uint64_t seed) override {
-    int threads = static_cast<int>(p.get_int("threads"));
-    int nobj = static_cast<int>(p.get_int("locks"));
+    int threads = p.get_int_in("threads", 0, kMaxThreads);
+    int nobj = p.get_int_in("locks", 0, kMaxThreads);
     const int64_t gap = p.get_ns("start_gap");
     if (!p.error().empty()) return p.error();
     if (gap < 0) return "start_gap: must be >= 0";
     if (std::string e = parse_slice_abi(p, true, &abi_); !e.empty()) return e;
     if (std::string e = parse_dist("cs", p.get("cs"), &s_.cs); !e.empty()) return e;
     if (s_.cs.kind == Dist::Const && s_.cs.a == 0) s_.cs.a = k.machine().cs_loop_3m_ns;
+    if (s_.cs.always_zero()) return "cs: always 0, so a worker's loop could take no time";
     if (std::string e = parse_hogs(p, k.nr_cpus(), -1, &hogs_); !e.empty()) return e;
     if (threads < 0) return "threads: must be >= 0 (0 = one per CPU)";
     if (threads == 0) threads = k.nr_cpus();
+    if (threads > 1 && gap > (int64_t{1} << 62) / threads)
+      return "start_gap: too large (the last worker would start after the end of time)";
     if (nobj < 0) return "locks: must be >= 0 (0 = threads / 10, as the original)";
     if (nobj > threads)
       return "locks: more lock objects than threads (" + std::to_string(nobj) + " > " +

@@ -11,8 +11,8 @@ namespace {
 class Hog : public Workload {
  public:
   std::string setup(kernel::Kernel& k, const Params& p, uint64_t seed) override {
-    int threads = static_cast<int>(p.get_int("threads"));
-    const int nice = static_cast<int>(p.get_int("nice"));
+    int threads = p.get_int_in("threads", 0, kMaxThreads);
+    const int nice = p.get_int_in("nice", -20, 19);
     int policy = SCHED_NORMAL;
     if (!p.error().empty()) return p.error();
     if (std::string e = parse_policy("policy", p.get("policy"), &policy); !e.empty()) return e;

@@ -37,7 +37,7 @@ std::string parse_hogs(const Params& p, int nr_cpus, int auto_count, int* hogs) 
   }
   char* end = nullptr;
   const long n = std::strtol(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0' || n < -1 || n > 1000000)
+  if (v.empty() || *end != '\0' || n < -1 || n > kMaxThreads)
     return std::string("hogs: expected a number of hogs, -1 = one per CPU") +
            (auto_count >= 0 ? ", or auto" : "") + " (got '" + v + "')";
   *hogs = n == -1 ? nr_cpus : static_cast<int>(n);

@@ -60,10 +60,10 @@ user::Program locktable_client(user::Thread& t, Shared* s, Client* c, int lock_i
 class LockTable : public Workload {
  public:
   std::string setup(kernel::Kernel& k, const Params& p, uint64_t seed) override {
-    int clients = static_cast<int>(p.get_int("clients"));
-    const int locks = static_cast<int>(p.get_int("locks"));
-    const int nice = static_cast<int>(p.get_int("nice"));
-    const int hog_nice = static_cast<int>(p.get_int("hog_nice"));
+    int clients = p.get_int_in("clients", 0, kMaxThreads);
+    const int locks = p.get_int_in("locks", 1, kMaxThreads);
+    const int nice = p.get_int_in("nice", -20, 19);
+    const int hog_nice = p.get_int_in("hog_nice", -20, 19);
     if (!p.error().empty()) return p.error();
     if (std::string e = parse_dist("query", p.get("query"), &s_.query); !e.empty()) return e;
     if (std::string e = parse_dist("cs", p.get("cs"), &s_.cs); !e.empty()) return e;
@@ -75,6 +75,8 @@ class LockTable : public Workload {
     int hogs = 0;
     if (std::string e = parse_hogs(p, k.nr_cpus(), scaled(kRfcHogs, k.nr_cpus()), &hogs); !e.empty())
       return e;
+    if (s_.query.always_zero() && s_.cs.always_zero())
+      return "query, cs: both always 0, so a client's loop would take no time";
     if (clients < 0) return "clients: must be >= 0 (0 = 300 scaled to the machine)";
     if (clients == 0) clients = scaled(kRfcClients, k.nr_cpus());
     if (locks < 1) return "locks: must be >= 1";

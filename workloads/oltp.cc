@@ -54,11 +54,11 @@ user::Program oltp_client(user::Thread& t, Shared* s, Client* c) {
 class Oltp : public Workload {
  public:
   std::string setup(kernel::Kernel& k, const Params& p, uint64_t seed) override {
-    const int clients = static_cast<int>(p.get_int("clients"));
-    const int latches = static_cast<int>(p.get_int("latches"));
-    const int steps = static_cast<int>(p.get_int("steps"));
+    const int clients = p.get_int_in("clients", 1, kMaxThreads);
+    const int latches = p.get_int_in("latches", 1, kMaxThreads);
+    const int steps = p.get_int_in("steps", 1, 1000000);
     const double io_prob = p.get_double("io_prob");
-    const int nice = static_cast<int>(p.get_int("nice"));
+    const int nice = p.get_int_in("nice", -20, 19);
     if (!p.error().empty()) return p.error();
     for (auto [name, dist] : {std::pair{"think", &s_.think}, std::pair{"work", &s_.work},
                               std::pair{"cs", &s_.cs}, std::pair{"io", &s_.io}})

@@ -1,4 +1,5 @@
 // Workload parameter parsing: integers, doubles, booleans, durations with units.
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 
@@ -38,6 +39,20 @@ int64_t Params::get_int(const std::string& name) const {
     return 0;
   }
   return r;
+}
+
+int Params::get_int_in(const std::string& name, int lo, int hi) const {
+  const std::string v = get(name);
+  char* end = nullptr;
+  errno = 0;
+  const long long r = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || errno == ERANGE || r < lo || r > hi) {
+    if (error_.empty())
+      error_ = name + ": expected an integer from " + std::to_string(lo) + " to " +
+               std::to_string(hi) + " (got '" + v + "')";
+    return 0;
+  }
+  return static_cast<int>(r);
 }
 
 double Params::get_double(const std::string& name) const {

@@ -48,17 +48,19 @@ user::Program spin_client(user::Thread& t, Shared* s, int lock_index) {
 class SpinLockWorkload : public Workload {
  public:
   std::string setup(kernel::Kernel& k, const Params& p, uint64_t seed) override {
-    int threads = static_cast<int>(p.get_int("threads"));
-    const int locks = static_cast<int>(p.get_int("locks"));
-    const int hogs = static_cast<int>(p.get_int("hogs"));
-    const int nice = static_cast<int>(p.get_int("nice"));
-    const int hog_nice = static_cast<int>(p.get_int("hog_nice"));
+    int threads = p.get_int_in("threads", 0, kMaxThreads);
+    const int locks = p.get_int_in("locks", 1, kMaxThreads);
+    const int hogs = p.get_int_in("hogs", 0, kMaxThreads);
+    const int nice = p.get_int_in("nice", -20, 19);
+    const int hog_nice = p.get_int_in("hog_nice", -20, 19);
     if (!p.error().empty()) return p.error();
     if (std::string e = parse_dist("cs", p.get("cs"), &s_.cs); !e.empty()) return e;
     if (std::string e = parse_dist("think", p.get("think"), &s_.think); !e.empty()) return e;
     int policy = SCHED_NORMAL;
     if (std::string e = parse_policy("policy", p.get("policy"), &policy); !e.empty()) return e;
     if (std::string e = kernel::parse_slice_ext_abi(p.get("ext"), &s_.ext); !e.empty()) return "ext: " + e;
+    if (s_.cs.always_zero() && s_.think.always_zero())
+      return "cs, think: both always 0, so a client's loop would take no time";
     if (threads < 0) return "threads: must be >= 0 (0 = one per CPU)";
     if (threads == 0) threads = k.nr_cpus();
     if (locks < 1) return "locks: must be >= 1";

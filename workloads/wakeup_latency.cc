@@ -27,10 +27,10 @@ class WakeupLatency : public Workload {
  public:
   std::string setup(kernel::Kernel& k, const Params& p, uint64_t seed) override {
     s_.interval = p.get_ns("interval");
-    const int prio = static_cast<int>(p.get_int("priority"));
-    const int cpu = static_cast<int>(p.get_int("cpu"));
-    int hogs = static_cast<int>(p.get_int("hogs"));
-    const int threads = static_cast<int>(p.get_int("threads"));
+    const int prio = p.get_int_in("priority", 1, 99);
+    const int cpu = p.get_int_in("cpu", -1, k.nr_cpus() - 1);
+    int hogs = p.get_int_in("hogs", -1, kMaxThreads);
+    const int threads = p.get_int_in("threads", 1, kMaxThreads);
     if (!p.error().empty()) return p.error();
     if (s_.interval <= 0) return "interval: must be > 0";
     if (threads < 1) return "threads: must be >= 1";

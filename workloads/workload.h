@@ -18,6 +18,10 @@ struct ParamSpec {
   std::string help;
 };
 
+// The most threads (or lock objects) one workload parameter may ask for: far above any
+// machine modelled, low enough that a typo is an error rather than an out-of-memory.
+inline constexpr int kMaxThreads = 100000;
+
 // Workload parameters after defaults and overrides; typed getters.
 class Params {
  public:
@@ -27,6 +31,8 @@ class Params {
   std::string get(const std::string& name) const;
   // Parse errors are recorded (first one kept) and the default returned as 0.
   int64_t get_int(const std::string& name) const;
+  // An integer in [lo, hi] (else an error naming the parameter and the range).
+  int get_int_in(const std::string& name, int lo, int hi) const;
   double get_double(const std::string& name) const;
   // Durations accept a suffix: ns, us, ms, s (default ns).
   int64_t get_ns(const std::string& name) const;

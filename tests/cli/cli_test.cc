@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "report/json.h"
+#include "scenario/compare.h"
 #include "scenario/experiment.h"
 
 namespace {
@@ -61,9 +62,23 @@ TEST(Cli, BadInputNamesTheParameterAndExitsTwoWithoutOutput) {
   expect_bad_input({"run", "hog", "--cpus", "0"}, "cpus");
   expect_bad_input({"run", "hog", "--machine", "small4", "--cpus", "9"}, "cpus");
   expect_bad_input({"run", "hog", "--set", "nice=25"}, "nice");
-  expect_bad_input({"run", "wakeup-latency", "--set", "priority=0"}, "rt_priority");
-  expect_bad_input({"run", "wakeup-latency", "--set", "priority=100"}, "rt_priority");
-  expect_bad_input({"run", "wakeup-latency", "--machine", "small4", "--set", "cpu=7"}, "CPU 7");
+  expect_bad_input({"run", "wakeup-latency", "--set", "priority=0"}, "priority: expected an integer from 1 to 99");
+  expect_bad_input({"run", "wakeup-latency", "--set", "priority=100"}, "priority");
+  expect_bad_input({"run", "wakeup-latency", "--machine", "small4", "--set", "cpu=7"}, "cpu: expected an integer from -1 to 3");
+  // Values beyond int are refused, not wrapped (4294967297 would read as 1).
+  expect_bad_input({"run", "hog", "--set", "threads=4294967297"}, "threads");
+  expect_bad_input({"run", "hog", "--set", "nice=4294967296"}, "nice");
+  expect_bad_input({"run", "hog", "--set", "cpus=4294967297"}, "cpus");
+  expect_bad_input({"run", "hog", "--set", "hz=4294967546"}, "hz");
+  expect_bad_input({"run", "hog", "--set", "rr_timeslice_ms=2147483648"}, "rr_timeslice_ms");
+  expect_bad_input({"run", "hog", "--set", "slice_ext.nsec=nan"}, "slice_ext.nsec");
+  expect_bad_input({"run", "extend-sched2", "--set", "start_gap=4e18"}, "start_gap");
+  // A loop that takes no time is refused rather than simulated forever.
+  expect_bad_input({"run", "spinlock", "--set", "cs=0", "--set", "think=0"}, "cs, think");
+  expect_bad_input({"run", "locktable", "--set", "query=0", "--set", "cs=0"}, "query, cs");
+  expect_bad_input({"run", "extend-sched2", "--set", "cs=exp:0"}, "cs");
+  // A scenario path that is not a regular file.
+  expect_bad_input({"run", "/dev/null"}, "not a regular file");
   expect_bad_input({"run", "hog", "--set", "bogus=1"}, "bogus");
   expect_bad_input({"run", "hog", "--set", "hz=123"}, "hz");
   expect_bad_input({"run", "hog", "--kernel", "6.12", "--set", "preempt=lazy"}, "preempt");
@@ -201,4 +216,40 @@ TEST(Scenario, AlsoRunsASecondWorkloadOnTheSameMachine) {
   ASSERT_NE(r.metric("wakeup_p99_us"), nullptr);
   ASSERT_NE(r.metric("acquisitions_per_second"), nullptr);
   EXPECT_EQ(r.params.at("also.wakeup-latency.priority"), "90");
+}
+
+// A row that sets the seed runs that seed (then seed + 1, ... for more seeds): rows for
+// seeds 5 and 6 differ, and each equals a plain run with that seed.
+TEST(Compare, ARowThatSetsTheSeedRunsThatSeed) {
+  scenario::CompareSpec spec;
+  for (const char* s : {"workload=spinlock", "machine=small4", "threads=8", "hogs=4", "duration=50ms"})
+    ASSERT_EQ(scenario::set_assignment(&spec.base, s), "");
+  spec.vary_key = "seed";
+  spec.vary_values = {"5", "6"};
+  spec.seeds = 1;
+  spec.metrics = {"spin_cpu_share"};
+  report::Comparison c;
+  ASSERT_EQ(scenario::compare(spec, &c), "");
+  ASSERT_EQ(c.rows.size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    scenario::Experiment e = spec.base;
+    e.seed = 5 + static_cast<uint64_t>(i);
+    report::Results r;
+    ASSERT_EQ(scenario::run(e, &r), "");
+    double want = -1;
+    for (const auto& m : r.metrics)
+      if (m.name == "spin_cpu_share") want = m.value;
+    EXPECT_EQ(c.rows[static_cast<size_t>(i)].values[0][0], want) << "seed " << e.seed;
+  }
+  EXPECT_NE(c.rows[0].values[0][0], c.rows[1].values[0][0]);
+}
+
+// Scenario floats keep every digit: 0.1234567 is not rounded to six digits.
+TEST(Scenario, FloatValuesKeepTheirPrecision) {
+  const std::string path = tmp_path("float.toml");
+  std::ofstream(path) << "workload = \"oltp\"\nduration = 1234567.0\n[params]\nio_prob = 0.1234567\n";
+  scenario::Experiment e;
+  ASSERT_EQ(scenario::load_scenario_file(path, &e), "");
+  EXPECT_EQ(e.duration_ns, 1234567);
+  EXPECT_EQ(e.params.at("io_prob"), "0.1234567");
 }

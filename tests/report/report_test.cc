@@ -10,6 +10,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <thread>
 
 #include "report/json.h"
 #include "report/results.h"
@@ -578,6 +579,31 @@ TEST_F(WriteFile, ADashWritesToStdout) {
   EXPECT_EQ(out, "to stdout\n");
   EXPECT_FALSE(fs::exists("-"));
   EXPECT_EQ(entries(), 0u);
+}
+
+// A FIFO (or a device such as /dev/stdout) is written through, never replaced by a file.
+TEST_F(WriteFile, AFifoIsWrittenThroughNotReplaced) {
+  const fs::path fifo = dir_ / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string got;
+  std::thread reader([&] { got = read(fifo); });
+  std::string error;
+  EXPECT_TRUE(write_file_atomic(fifo.string(), "through\n", &error)) << error;
+  reader.join();
+  EXPECT_EQ(got, "through\n");
+  EXPECT_TRUE(fs::is_fifo(fs::symlink_status(fifo)));
+  EXPECT_EQ(entries(), 1u);
+}
+
+// A symlink keeps pointing where it did; the file it names gets the new text.
+TEST_F(WriteFile, ASymlinkStaysAndItsTargetIsReplaced) {
+  ASSERT_TRUE(write_file_atomic((dir_ / "real.json").string(), "old\n", nullptr));
+  fs::create_symlink("real.json", dir_ / "link.json");
+  std::string error;
+  ASSERT_TRUE(write_file_atomic((dir_ / "link.json").string(), "new\n", &error)) << error;
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(dir_ / "link.json")));
+  EXPECT_EQ(read(dir_ / "real.json"), "new\n");
+  EXPECT_EQ(entries(), 2u);
 }
 
 }  // namespace
