@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fmt/format.h>
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "hw/machine.h"
@@ -65,8 +67,8 @@ class ProgressLine {
 struct RunOptions {
   std::string target;
   std::string machine, kernel, duration, json;
-  int cpus = -1;  // -1 = not given
-  int64_t seed = -1;
+  std::optional<int> cpus;
+  std::optional<int64_t> seed;
   std::vector<std::string> sets;
   std::vector<std::string> also;
   bool per_task = false, per_cpu = false;
@@ -94,11 +96,14 @@ std::string build_experiment(const RunOptions& o, scenario::Experiment* out) {
                       {"kernel", o.kernel},
                       {"duration", o.duration}})
     if (std::string err = set(k, v); !err.empty()) return err;
-  if (o.cpus != -1) {
-    if (o.cpus < 1) return "--cpus: must be >= 1 (got " + std::to_string(o.cpus) + ")";
-    e.cpus = o.cpus;
+  if (o.cpus) {
+    if (*o.cpus < 1) return "--cpus: must be >= 1 (got " + std::to_string(*o.cpus) + ")";
+    e.cpus = *o.cpus;
   }
-  if (o.seed >= 0) e.seed = static_cast<uint64_t>(o.seed);
+  if (o.seed) {
+    if (*o.seed < 0) return "--seed: must be >= 0 (got " + std::to_string(*o.seed) + ")";
+    e.seed = static_cast<uint64_t>(*o.seed);
+  }
   for (const std::string& s : o.sets)
     if (std::string err = scenario::set_assignment(&e, s); !err.empty()) return err;
   for (const std::string& a : o.also)
@@ -111,10 +116,16 @@ std::string build_experiment(const RunOptions& o, scenario::Experiment* out) {
 int do_run(const RunOptions& o) {
   scenario::Experiment e;
   if (std::string err = build_experiment(o, &e); !err.empty()) return fail(err);
+  if (o.proc_pid && o.json == "-")
+    return fail("--proc: the dump is printed with the table, which --json - suppresses");
 
   report::Results r;
   ProgressLine progress(e.duration_ns);
   if (std::string err = scenario::run(e, &r, std::ref(progress)); !err.empty()) return fail(err);
+  // Checked before anything is written: a bad pid leaves no output file.
+  if (o.proc_pid && std::none_of(r.tasks.begin(), r.tasks.end(),
+                                 [&](const report::TaskResult& t) { return t.pid == o.proc_pid; }))
+    return fail("--proc: no task with pid " + std::to_string(o.proc_pid));
   if (!o.json.empty()) {
     std::string err;
     if (!report::write_file_atomic(o.json, report::render_json(r), &err)) {
@@ -127,15 +138,9 @@ int do_run(const RunOptions& o) {
     t.per_task = o.per_task;
     t.per_cpu = o.per_cpu;
     std::cout << report::render_table(r, t);
-    if (o.proc_pid) {
-      bool found = false;
-      for (const report::TaskResult& task : r.tasks)
-        if (task.pid == o.proc_pid) {
-          std::cout << "\n" << report::render_proc_sched(task, report::nr_threads(r, task.tgid));
-          found = true;
-        }
-      if (!found) return fail("--proc: no task with pid " + std::to_string(o.proc_pid));
-    }
+    for (const report::TaskResult& task : r.tasks)
+      if (o.proc_pid && task.pid == o.proc_pid)
+        std::cout << "\n" << report::render_proc_sched(task, report::nr_threads(r, task.tgid));
   }
   return 0;
 }
@@ -284,7 +289,9 @@ int do_bench(const std::string& json, const std::string& duration,
   const double wall = *std::min_element(walls.begin(), walls.end());
   const double eps = static_cast<double>(r.events) / wall;
   const double ratio = static_cast<double>(e.duration_ns) / 1e9 / wall;
-  std::cout << fmt::format(
+  // With --json - the JSON alone goes to stdout (as for run and compare); the table to stderr.
+  std::ostream& table_out = json == "-" ? std::cerr : std::cout;
+  table_out << fmt::format(
       "bench: {} ({} CPUs), spinlock 300 clients / 30 locks + 400 hogs, HZ=250{}, {:.1f} s simulated\n"
       "  events                {}\n  wall seconds          {:.3f}{}\n"
       "  events/s              {:.0f}\n  simulated s / wall s  {:.3f}\n",

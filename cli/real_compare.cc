@@ -1,6 +1,7 @@
 // The simulator's prediction for a real run, side by side.
 #include "cli/real_compare.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 #include <sys/utsname.h>
@@ -56,7 +57,8 @@ int compare_real_with_sim(const real::Params& p, const real::RunResult& m) {
     const double per_iter = m.ns_per_iteration > 0 ? m.ns_per_iteration
                                                    : static_cast<double>(host.cs_loop_3m_ns) / 3e6;
     const double ns = static_cast<double>(p.cs_iterations) * per_iter;
-    sets.push_back("cs=" + std::to_string(std::llround(ns)) + "ns");
+    // (At least 1 ns: the simulator reads cs=0 as "the machine's default section".)
+    sets.push_back("cs=" + std::to_string(std::max<long long>(1, std::llround(ns))) + "ns");
   } else {
     e.workload = "locktable";
     sets.push_back("clients=" + std::to_string(p.clients));

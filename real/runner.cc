@@ -5,6 +5,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -73,7 +74,9 @@ std::string validate(const Params& p) {
     return "--mode 2 needs a kernel with the 2023 prototype (Peter Zijlstra's rseq "
            "delay-resched patch, never merged); use 0, 1 or 3";
   if (p.mode != 0 && p.mode != 1 && p.mode != 3) return "--mode must be 0, 1 or 3" + got(p.mode);
-  if (p.cs_iterations < 0) return "--cs-iterations must be >= 0" + got(p.cs_iterations);
+  // The duration cannot stop a critical section in progress: keep one to seconds.
+  if (p.cs_iterations < 0 || p.cs_iterations > 10000000000LL)
+    return "--cs-iterations must be in 0..10000000000" + got(p.cs_iterations);
   if (p.query_ns < 0) return "--query must be >= 0" + got(p.query_ns, " ns");
   if (p.cs_ns < 0) return "--cs must be >= 0" + got(p.cs_ns, " ns");
   if (!p.cpus.empty()) {
@@ -172,14 +175,18 @@ std::string parse_cpu_list(const std::string& option, const std::string& text,
   while (pos <= text.size()) {
     const size_t comma = std::min(text.find(',', pos), text.size());
     const std::string item = text.substr(pos, comma - pos);
-    int lo, hi, used = 0;
-    if (std::sscanf(item.c_str(), "%d-%d%n", &lo, &hi, &used) == 2 &&
-        used == static_cast<int>(item.size())) {
-    } else if (std::sscanf(item.c_str(), "%d%n", &lo, &used) == 1 &&
-               used == static_cast<int>(item.size())) {
+    // "N" or "N-M", decimal; from_chars refuses overflow, which sscanf's %d would wrap.
+    int lo = 0, hi = 0;
+    const char* const end = item.data() + item.size();
+    auto r = std::from_chars(item.data(), end, lo);
+    if (r.ec != std::errc() || r.ptr == item.data()) return bad;
+    if (r.ptr == end) {
       hi = lo;
     } else {
-      return bad;
+      if (*r.ptr != '-') return bad;
+      const char* const second = r.ptr + 1;
+      r = std::from_chars(second, end, hi);
+      if (r.ec != std::errc() || r.ptr == second || r.ptr != end) return bad;
     }
     if (lo < 0 || hi < lo || hi >= CPU_SETSIZE) return bad;
     for (int c = lo; c <= hi; ++c) cpus->push_back(c);

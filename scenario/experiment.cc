@@ -234,7 +234,11 @@ std::string load_scenario_file(const std::string& path, Experiment* e) {
     if (key == "costs") {
       const toml::table* sub = node.as_table();
       if (!sub) return "scenario '" + path + "': costs must be a table";
-      for (const auto& [k2, n2] : *sub) apply("machine." + std::string(k2.str()), n2);
+      for (const auto& [k2, n2] : *sub) {
+        if (!n2.is_number())  // as in machine files
+          return "scenario '" + path + "': costs." + std::string(k2.str()) + ": expected a number";
+        apply("machine." + std::string(k2.str()), n2);
+      }
     } else if (key == "kernel" || key == "params") {
       const toml::table* sub = node.as_table();
       if (!sub) return "scenario '" + path + "': " + key + " must be a table";
@@ -242,8 +246,12 @@ std::string load_scenario_file(const std::string& path, Experiment* e) {
         const std::string key2(k2.str());
         if (key == "kernel" && key2 == "version") continue;
         if (const toml::table* feats = n2.as_table()) {
-          if (key2 != "sched_feat") return "scenario '" + path + "': unknown table kernel." + key2;
+          if (key != "kernel" || key2 != "sched_feat")
+            return "scenario '" + path + "': unknown table " + key + "." + key2;
           for (const auto& [k3, n3] : *feats) apply("sched_feat." + std::string(k3.str()), n3);
+        } else if (key == "kernel" && !is_kernel_key(key2)) {
+          return "scenario '" + path + "': unknown kernel setting '" + key2 +
+                 "' in [kernel] (see: schedlab list; workload parameters go in [params])";
         } else {
           apply(key == "params" ? "params." + key2 : "kernel." + key2, n2);
         }
@@ -261,6 +269,9 @@ std::string load_scenario_file(const std::string& path, Experiment* e) {
           bool ok = false;
           const std::string v = toml_value_string(n2, &ok);
           if (!ok) return "scenario '" + path + "': also." + std::string(k2.str()) + ": expected a value";
+          if (v.find_first_of(",=:") != std::string::npos)
+            return "scenario '" + path + "': also." + std::string(k2.str()) +
+                   ": a value may not contain ',', '=' or ':' (got '" + v + "')";
           if (k2.str() == "workload")
             name = v;
           else

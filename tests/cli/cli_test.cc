@@ -77,6 +77,11 @@ TEST(Cli, BadInputNamesTheParameterAndExitsTwoWithoutOutput) {
   expect_bad_input({"run", "spinlock", "--set", "cs=0", "--set", "think=0"}, "cs, think");
   expect_bad_input({"run", "locktable", "--set", "query=0", "--set", "cs=0"}, "query, cs");
   expect_bad_input({"run", "extend-sched2", "--set", "cs=exp:0"}, "cs");
+  // An unknown --proc pid is found before the results file is written.
+  expect_bad_input({"run", "hog", "--machine", "small4", "--duration", "1ms", "--proc", "999"}, "--proc");
+  // Negative values of the options are errors, not "not given".
+  expect_bad_input({"run", "hog", "--seed", "-5"}, "--seed");
+  expect_bad_input({"run", "hog", "--cpus", "-1"}, "--cpus");
   // A scenario path that is not a regular file.
   expect_bad_input({"run", "/dev/null"}, "not a regular file");
   expect_bad_input({"run", "hog", "--set", "bogus=1"}, "bogus");
@@ -252,4 +257,24 @@ TEST(Scenario, FloatValuesKeepTheirPrecision) {
   ASSERT_EQ(scenario::load_scenario_file(path, &e), "");
   EXPECT_EQ(e.duration_ns, 1234567);
   EXPECT_EQ(e.params.at("io_prob"), "0.1234567");
+}
+
+// Scenario tables take only what belongs in them: kernel settings in [kernel], numbers in
+// [costs], plain values in [[also]]; anything else is an error naming it.
+TEST(Scenario, TablesRefuseWhatDoesNotBelongInThem) {
+  const std::string path = tmp_path("tables.toml");
+  auto load = [&](const std::string& text) {
+    std::ofstream(path) << text;
+    scenario::Experiment e;
+    return scenario::load_scenario_file(path, &e);
+  };
+  EXPECT_EQ(load("workload = \"hog\"\n[kernel]\nhz = 1000\n[params]\nthreads = 2\n"), "");
+  EXPECT_NE(load("workload = \"hog\"\n[kernel]\nthreads = 2\n").find("unknown kernel setting 'threads'"),
+            std::string::npos);
+  EXPECT_NE(load("workload = \"hog\"\n[params.sched_feat]\nHRTICK = true\n").find("unknown table params.sched_feat"),
+            std::string::npos);
+  EXPECT_NE(load("workload = \"hog\"\n[costs]\ncontext_switch_ns = \"1 # x\"\n").find("costs.context_switch_ns"),
+            std::string::npos);
+  EXPECT_NE(load("workload = \"hog\"\n[[also]]\nworkload = \"hog\"\nthreads = \"1,nice=5\"\n").find("also.threads"),
+            std::string::npos);
 }
