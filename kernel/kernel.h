@@ -120,6 +120,9 @@ class Kernel {
   std::vector<lb_sum> lb_sums[4];
   std::vector<std::array<lb_sum*, 4>> lb_sums_of;
   std::vector<int> llc_nr_idle_scan;  // per LLC: sd_llc_shared->nr_idle_scan (SIS_UTIL)
+  std::vector<int> all_cpus;          // 0..nr_cpus-1 (cpu_online_mask)
+  // Per CPU: the last CPU cpumask_any_and_distribute() chose there (RT placement).
+  std::vector<int> distribute_cpu_mask_prev;
   struct mm_struct* mm_of(int tgid);
   // Test hook: makes task_getshared() see a pending fatal signal (-EINTR).
   void TEST_set_fatal_signal(int pid);

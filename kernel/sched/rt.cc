@@ -139,31 +139,55 @@ static void task_tick_rt(rq* rq, task_struct* p, int queued) {
   }
 }
 
-// Priority of what a CPU runs, for find_lowest_rq(): idle < fair < RT by prio.
-static int cpu_run_prio(Kernel* k, int cpu) {
-  rq* rq = k->rq_of(cpu);
-  const int rt_prio = rq->rt.highest_prio;
-  if (rt_prio < MAX_RT_PRIO) return rt_prio;
-  if (rq->nr_running == 0 && rq->curr->is_idle) return MAX_RT_PRIO + 2;  // idle
-  return MAX_RT_PRIO + 1;                                                // fair
+// cpupri (kernel/sched/cpupri.c): the level of what a CPU runs, 0 (CPUPRI_NORMAL) with no
+// RT work queued, idle or fair alike (the idle level went in 5.11), else 1..99 for its
+// most important RT task.
+static int cpupri_of_prio(int prio) { return prio < MAX_RT_PRIO ? MAX_RT_PRIO - 1 - prio : 0; }
+static int cpupri_of(Kernel* k, int cpu) { return cpupri_of_prio(k->rq_of(cpu)->rt.highest_prio); }
+
+// cpumask_any_and_distribute() run on CPU `self`: the first CPU of `span` that `ok` accepts
+// after the last one `self` handed out (wrapping), so that successive choices rotate; -1 if
+// none.
+template <typename Pred>
+static int any_and_distribute(Kernel* k, int self, const std::vector<int>& span, Pred ok) {
+  int& prev = k->distribute_cpu_mask_prev[static_cast<size_t>(self)];
+  int first = -1;
+  for (int c : span) {
+    if (!ok(c)) continue;
+    if (c > prev) {
+      prev = c;
+      return c;
+    }
+    if (first < 0) first = c;
+  }
+  if (first >= 0) prev = first;
+  return first;
 }
 
-// find_lowest_rq(): the CPU running the least important thing that p would preempt,
-// preferring the LLC of `near` (cpupri_find's lowest vector, then cache affinity); -1 if
-// p would preempt nothing anywhere.
-static int find_lowest_rq(Kernel* k, task_struct* p, int near) {
-  int best = -1, best_prio = -1;
-  for (int c = 0; c < k->nr_cpus(); ++c) {
-    if (!task_allowed_on(p, c)) continue;
-    int pr = cpu_run_prio(k, c);
-    if (pr <= p->prio) continue;  // would not preempt there
-    pr = pr * 2 + (cpus_share_cache(k, c, near) ? 1 : 0);
-    if (pr > best_prio) {
-      best_prio = pr;
-      best = c;
-    }
+// find_lowest_rq(): cpupri_find() gives the CPUs p may run on at the lowest level below its
+// own; among them, p's own CPU (cache hot), else the current CPU if it is one of them and
+// near, else one of them in the smallest domain around p's CPU (rotating), else any. -1 if p
+// would preempt nothing anywhere.
+static int find_lowest_rq(Kernel* k, task_struct* p) {
+  if (p->nr_cpus_allowed == 1) return -1;
+  const int task_pri = cpupri_of_prio(p->prio);
+  int level = task_pri;
+  for (int c = 0; c < k->nr_cpus(); ++c)
+    if (task_allowed_on(p, c)) level = std::min(level, cpupri_of(k, c));
+  if (level >= task_pri) return -1;
+  auto lowest = [&](int c) { return task_allowed_on(p, c) && cpupri_of(k, c) == level; };
+  const int cpu = p->cpu;
+  if (lowest(cpu)) return cpu;
+  // The CPU running this code; a thread started from outside forks on its parent's, p->cpu.
+  const int self = k->current_cpu() >= 0 ? k->current_cpu() : cpu;
+  const int this_cpu = lowest(self) ? self : -1;
+  for (const sched_domain& sd : k->rq_of(cpu)->sd) {  // each has SD_WAKE_AFFINE here
+    if (this_cpu >= 0 && std::binary_search(sd.span.begin(), sd.span.end(), this_cpu)) return this_cpu;
+    const int best = any_and_distribute(k, self, sd.span, lowest);
+    if (best >= 0) return best;
   }
-  return best;
+  if (this_cpu >= 0) return this_cpu;
+  return any_and_distribute(k, self, k->all_cpus, lowest);
 }
 
 // The test of select_task_rq_rt() and task_woken_rt(): curr is an RT task that p will not
@@ -173,13 +197,12 @@ static bool rt_curr_holds_cpu(const task_struct* curr, const task_struct* p) {
          (curr->nr_cpus_allowed < 2 || curr->prio <= p->prio);
 }
 
-// select_task_rq_rt(): stay on the target unless it runs RT work at least as important;
-// then find_lowest_rq().
+// select_task_rq_rt(): stay on prev unless its current task is RT work that p will not
+// displace soon; then the lowest CPU, if p would preempt what runs there.
 int select_task_rq_rt(Kernel* k, task_struct* p, int prev_cpu, int wake_flags, int waker_cpu) {
-  rq* target = k->rq_of(prev_cpu);
-  if (!rt_curr_holds_cpu(target->curr, p) && target->rt.highest_prio > p->prio) return prev_cpu;
-  const int best = find_lowest_rq(k, p, prev_cpu);
-  return best >= 0 ? best : prev_cpu;
+  if (!rt_curr_holds_cpu(k->rq_of(prev_cpu)->curr, p)) return prev_cpu;
+  const int target = find_lowest_rq(k, p);
+  return target >= 0 && p->prio < k->rq_of(target)->rt.highest_prio ? target : prev_cpu;
 }
 
 // A migration by push or pull: the remote runqueue lock and the task's lines cross caches.
@@ -198,7 +221,7 @@ static bool push_rt_task(rq* rq) {
     resched_curr(rq);
     return false;
   }
-  const int cpu = find_lowest_rq(k, next, rq->cpu);
+  const int cpu = find_lowest_rq(k, next);
   if (cpu < 0 || cpu == rq->cpu) return false;
   struct rq* lowest = k->rq_of(cpu);
   charge_rt_migration(k, rq, lowest);

@@ -57,6 +57,9 @@ void build_sched_domains(Kernel* k) {
   // sd_llc_shared->nr_idle_scan per LLC, as periodic balancing leaves it on an idle machine
   // (utilisation 0: scan the whole LLC). Linux starts a new domain at 0 (no scan) until its
   // first balance, but a run here models a machine that was up and idle before it started.
+  k->all_cpus.resize(static_cast<size_t>(k->nr_cpus()));
+  for (int c = 0; c < k->nr_cpus(); ++c) k->all_cpus[static_cast<size_t>(c)] = c;
+  k->distribute_cpu_mask_prev.assign(static_cast<size_t>(k->nr_cpus()), 0);
   k->llc_nr_idle_scan.assign(static_cast<size_t>(*std::max_element(t.llc_of.begin(), t.llc_of.end()) + 1), 0);
   for (int c = 0; c < n; ++c) k->llc_nr_idle_scan[static_cast<size_t>(t.llc_of[c])]++;
   for (int c = 0; c < n; ++c) {
