@@ -12,7 +12,9 @@
 // the timer is armed only while RT is current with fair tasks runnable (the only time its
 // firing changes what runs); Linux arms it whenever the deferred server has budget. Periods
 // follow each other while the server stays started; after a stop, the next one starts at
-// the restart if the old one is over (update_dl_entity()'s new period).
+// the restart if the old one is over or its budget left overflows the bandwidth
+// (update_dl_entity()'s new period). The server stops when the last fair task leaves, as
+// in 6.12; 6.17 keeps it started through its period (docs/model.md).
 #include <algorithm>
 
 #include "kernel/cpu_exec.h"
@@ -38,6 +40,19 @@ void dl_server_replenish(rq* rq, u64 now) {
   s.runtime = rq->k->cfg_.fair_server_runtime_ns;
 }
 
+// dl_entity_overflow(): the budget left would run at more than the reserved bandwidth
+// (runtime / (deadline - t) > dl_runtime / dl_deadline), checked in microsecond units
+// (DL_SCALE) and in u64 arithmetic as deadline.c does (a negative runtime reads as huge).
+bool dl_entity_overflow(const rq* rq, u64 t) {
+  const dl_server& s = rq->fair_server;
+  constexpr int kDlScale = 10;
+  const u64 left = (static_cast<u64>(rq->k->cfg_.fair_server_period_ns) >> kDlScale) *
+                   static_cast<u64>(s.runtime >> kDlScale);
+  const u64 right = ((s.deadline - t) >> kDlScale) *
+                    (static_cast<u64>(rq->k->cfg_.fair_server_runtime_ns) >> kDlScale);
+  return static_cast<s64>(right - left) < 0;  // dl_time_before(right, left)
+}
+
 // The zero-laxity instant: the latest start that still fits the budget before the period
 // ends; with no budget left, the replenishment at the period's end.
 u64 zero_laxity(const dl_server& s) {
@@ -52,9 +67,19 @@ bool fair_starved(const rq* rq) {
 }  // namespace
 
 // dl_server_start(): from enqueue_task_fair() when the first fair task becomes runnable.
+// enqueue_dl_entity(ENQUEUE_WAKEUP) -> update_dl_entity(): the CBS wakeup rule keeps the
+// old deadline and budget only if the deadline is ahead and the budget left fits the
+// bandwidth in the time left; else a new period starts now (replenish_dl_new_period()), so
+// a server restarted late in a period with most of its budget waits for the next one.
 void dl_server_start(rq* rq) {
   if (!server_enabled(rq)) return;
-  dl_server_replenish(rq, static_cast<u64>(rq->k->now()));
+  const u64 now = static_cast<u64>(rq->k->now());
+  dl_server& s = rq->fair_server;
+  if (now < s.deadline && dl_entity_overflow(rq, now)) {
+    s.deadline = now + static_cast<u64>(rq->k->cfg_.fair_server_period_ns);
+    s.runtime = rq->k->cfg_.fair_server_runtime_ns;
+  }
+  dl_server_replenish(rq, now);
   rq->fair_server.active = true;
   dl_server_update_defer(rq);
 }

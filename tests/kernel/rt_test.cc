@@ -108,6 +108,26 @@ TEST(Rt, AFifoHogLeavesFairTasksTheFairServersRuntimeAtTheEndOfEachPeriod) {
   }
 }
 
+// The CBS wakeup rule (update_dl_entity() via dl_server_start()): a fair task that blocks
+// early in the server's period and wakes, starved, 700 ms in still holds 49 of its 50 ms,
+// more than the 5% bandwidth allows in the 300 ms left (dl_entity_overflow()). So a new
+// period starts at the wakeup and the task runs at its zero laxity 950 ms later, not at
+// the old period's 951 ms.
+TEST(Rt, AFairServerRestartedWithTooMuchBudgetLeftStartsANewPeriod) {
+  Sim s(flat_machine(1));
+  sim::Time ran_again = -1;
+  s.spawn(on({0}), [&](user::Thread& t) -> user::Program {
+    co_await t.compute(sim::kNsecPerMsec);
+    co_await t.sleep_until(700 * sim::kNsecPerMsec);
+    co_await t.compute(1000);
+    ran_again = t.now();
+  });
+  s.spawn(on({0}, SCHED_FIFO, 10), hog, 2 * sim::kNsecPerMsec);
+  s.run(2 * sim::kNsecPerSec);
+  EXPECT_GT(ran_again, 1640 * sim::kNsecPerMsec);
+  EXPECT_LT(ran_again, 1660 * sim::kNsecPerMsec);
+}
+
 TEST(Rt, WithoutTheFairServerAFifoHogStarvesFairTasks) {
   kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
   cfg.fair_server_runtime_ns = 0;
