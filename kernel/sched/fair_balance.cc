@@ -718,15 +718,20 @@ void active_load_balance_cpu_stop(rq* busiest) {
 
 namespace {
 
+// msecs_to_jiffies(): rounds up.
 u64 ms_to_jiffies(const Kernel* k, s64 ms) {
-  return static_cast<u64>(std::max<s64>(1, ms * k->cfg_.hz / 1000));
+  return static_cast<u64>((ms * k->cfg_.hz + 999) / 1000);
 }
 
-// get_sd_balance_interval(): busy CPUs balance busy_factor times less often.
+// get_sd_balance_interval(): busy CPUs balance busy_factor times less often, one jiffy
+// early (so that levels do not fall due together); within 1 ..
+// max_load_balance_interval (HZ * nr_cpus / 10).
 u64 get_sd_balance_interval(const Kernel* k, const sched_domain& sd, bool busy) {
-  u64 interval = ms_to_jiffies(k, static_cast<s64>(sd.balance_interval) * (busy ? sd.busy_factor : 1));
-  if (busy && interval > 1) interval -= 1;
-  return interval;
+  s64 interval = static_cast<s64>(
+      ms_to_jiffies(k, static_cast<s64>(sd.balance_interval) * (busy ? sd.busy_factor : 1)));
+  if (busy) interval -= 1;
+  const s64 max_interval = std::max<s64>(1, static_cast<s64>(k->cfg_.hz) * k->nr_cpus() / 10);
+  return static_cast<u64>(std::clamp<s64>(interval, 1, max_interval));
 }
 
 // sched_balance_softirq() + sched_balance_domains(): decay the blocked load, then balance

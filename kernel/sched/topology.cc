@@ -125,7 +125,10 @@ void build_sched_domains(Kernel* k) {
       sd.cache_nice_tries = l.cache_nice_tries;
       sd.share_llc = l.share_llc;
       sd.share_cpucapacity = l.share_cpucapacity;
-      sd.prefer_sibling = !l.share_cpucapacity;  // child has SD_PREFER_SIBLING
+      // The local group's flags are the child domain's (sg->flags): every level but NUMA
+      // has SD_PREFER_SIBLING. The bottom level has no child: Linux destroyed the degenerate
+      // one-CPU level below it and cleared its groups' flags (cpu_attach_domain()).
+      sd.prefer_sibling = !rq->sd.empty() && !rq->sd.back().numa;
       sd.min_interval = sd.span_weight;
       sd.max_interval = 2 * sd.span_weight;
       sd.balance_interval = sd.span_weight;
