@@ -851,14 +851,14 @@ void nohz_idle_balance(struct rq* this_rq) {
   const u64 j = k->jiffies();
   const int n = k->nr_cpus();
   u64 next_balance = j + 60 * static_cast<u64>(k->cfg_.hz);
-  bool has_blocked_load = false;
+  bool has_blocked_load = false, update_next_balance = false;
   if (flags & NOHZ_STATS_KICK) k->nohz_has_blocked = false;
   for (int i = 1; i <= n; ++i) {
     const int c = (this_rq->cpu + i) % n;
     if (!available_idle_cpu(k, c)) continue;
     if (!available_idle_cpu(k, this_rq->cpu) && test_tsk_need_resched(this_rq->curr)) {
-      k->nohz_has_blocked = true;  // abort: the next kick takes it up
-      return;
+      if (flags & NOHZ_STATS_KICK) k->nohz_has_blocked = true;  // abort: a later kick
+      return;                                                   // takes it up
     }
     struct rq* rq = k->rq_of(c);
     if (flags & NOHZ_STATS_KICK) {  // update_nohz_stats()
@@ -866,9 +866,14 @@ void nohz_idle_balance(struct rq* this_rq) {
       has_blocked_load |= rq->cfs.avg.load_avg || rq->cfs.avg.util_avg;  // cfs_rq_has_blocked()
     }
     if ((flags & NOHZ_BALANCE_KICK) && j >= rq->next_balance) sched_balance_domains(rq, true);
-    next_balance = std::min(next_balance, rq->next_balance);
+    if (next_balance > rq->next_balance) {
+      next_balance = rq->next_balance;
+      update_next_balance = true;
+    }
   }
-  if (flags & NOHZ_BALANCE_KICK) k->nohz_next_balance = next_balance;
+  // Only if some idle CPU was seen: else nohz.next_balance stays at the kick's j + 1, and
+  // the next tick kicks again.
+  if (update_next_balance) k->nohz_next_balance = next_balance;
   if (flags & NOHZ_STATS_KICK) k->nohz_next_blocked = j + ms_to_jiffies(k, LOAD_AVG_PERIOD);
   if (has_blocked_load) k->nohz_has_blocked = true;
 }
