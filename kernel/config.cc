@@ -49,6 +49,7 @@ KernelConfig default_config(KernelVersion version) {
     if (kFeats[i].enabled) c.features |= 1u << i;
   switch (version) {
     case KernelVersion::V6_12:
+      c.features &= ~(1u << __SCHED_FEAT_NI_RANDOM);
       c.base_slice_ns = 750000;
       c.preempt = PreemptModel::None;
       break;

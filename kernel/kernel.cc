@@ -15,6 +15,7 @@ namespace kernel {
 namespace {
 // Stream ids of the kernel's per-CPU draws: far from the workloads' (thread index) ones.
 constexpr uint64_t kIrqStream = 0x697271ull << 32;  // "irq"
+constexpr uint64_t kSchedRngStream = 0x726e64ull << 32;  // "rnd"
 }  // namespace
 
 Kernel::Kernel(sim::Engine* engine, const hw::Machine& machine, const KernelConfig& cfg)
@@ -61,6 +62,7 @@ Kernel::Kernel(sim::Engine* engine, const hw::Machine& machine, const KernelConf
     idle_tasks_.push_back(std::move(idle));
     cpu_exec& ex = rq->ex;
     ex.irq_rng = sim::Rng(cfg_.seed, kIrqStream + static_cast<uint64_t>(cpu));
+    rq->sched_rnd_state = sim::Rng(cfg_.seed, kSchedRngStream + static_cast<uint64_t>(cpu));
     for (sim::Timer* t : {&ex.resume_timer, &ex.tick_timer, &ex.hrtick_timer, &ex.ipi_timer,
                           &ex.slice_timer}) {
       t->ctx = rq.get();

@@ -775,6 +775,18 @@ void sched_balance_trigger(rq* rq) {
   nohz_balancer_kick(rq);
 }
 
+// update_newidle_stats(): count an attempt at sd (and its weighted success); every 1024
+// attempts the ratio becomes the successes and both counts halve.
+static void update_newidle_stats(sched_domain& sd, unsigned success) {
+  sd.newidle_call++;
+  sd.newidle_success += success;
+  if (sd.newidle_call >= 1024) {
+    sd.newidle_ratio = sd.newidle_success;
+    sd.newidle_call /= 2;
+    sd.newidle_success /= 2;
+  }
+}
+
 // sched_balance_newidle(): a CPU about to idle pulls one task from the busiest runqueue,
 // lowest domain first, while its expected idle time (avg_idle) covers the cost so far plus
 // the domain's. Linux measures each domain's cost (max_newidle_lb_cost); here it is the
@@ -797,11 +809,25 @@ bool sched_balance_newidle(rq* rq) {
   } else {
     sched_balance_update_blocked_averages(rq);
     bool continue_balancing = true;
+    const bool ni_random = k->cfg_.feat(__SCHED_FEAT_NI_RANDOM);
     for (sched_domain& sd : rq->sd) {
       update_next_balance(sd);
       if (static_cast<s64>(rq->avg_idle) < spent + cost(sd)) break;
+      unsigned weight = 1;
+      if (ni_random) {
+        // Throw a 1024-sided die; balance this domain only as often as it succeeds, and
+        // weigh a success by how rarely the domain is tried.
+        const unsigned d1k = static_cast<uint32_t>(rq->sched_rnd_state.next_u64()) % 1024;
+        weight = 1 + sd.newidle_ratio;
+        if (d1k > weight) {
+          update_newidle_stats(sd, 0);
+          continue;
+        }
+        weight = (1024 + weight / 2) / weight;
+      }
       spent += cost(sd);
       const int pulled = sched_balance_rq(rq, sd, CPU_NEWLY_IDLE, &continue_balancing);
+      update_newidle_stats(sd, weight * (pulled ? 1 : 0));  // update_newidle_cost(): cost > 0
       if (pulled || !continue_balancing || rq->nr_running) break;
     }
   }

@@ -37,3 +37,7 @@ SCHED_FEAT(WA_BIAS, true)
 // util_est: a task's utilisation as the EWMA of its util_avg at each sleep, so a task that
 // slept keeps counting as big; the CPU's utilisation is the max of PELT's and this.
 SCHED_FEAT(UTIL_EST, true)
+// Newly-idle balancing of a domain runs only as often as it succeeds: a 1024-sided die
+// against the domain's success ratio (33cf66d88306: mainline 6.19, so 7.0, and stable 6.18.5;
+// off in the 6.12 profile).
+SCHED_FEAT(NI_RANDOM, true)

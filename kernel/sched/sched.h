@@ -378,6 +378,9 @@ struct sched_domain {
   int balance_interval = 1;                // ms
   u64 last_balance = 0;                    // jiffies
   unsigned nr_balance_failed = 0;
+  // NI_RANDOM: newidle attempts and successes (weighted), halved every 1024 attempts; the
+  // ratio is the successes at the last halving. Start at a 50% success rate (sd_init()).
+  unsigned newidle_call = 512, newidle_success = 256, newidle_ratio = 512;
 };
 
 struct rq {
@@ -402,6 +405,7 @@ struct rq {
   int push_cpu = -1;           // where it pushes a task
   std::vector<sched_domain> sd;  // bottom-up
   dl_server fair_server;
+  sim::Rng sched_rnd_state;    // sched_rng(): this CPU's draws (NI_RANDOM)
   rt_rq rt;
 };
 

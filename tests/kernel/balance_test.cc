@@ -142,4 +142,46 @@ TEST(ActiveBalance, AnIdleCorePullsARunningHogFromACoreRunningTwo) {
   EXPECT_EQ(cores_used_after_the_short_hogs_exit(true), 1);
 }
 
+// NI_RANDOM (7.0): a domain's newly-idle balancing runs only as often as it succeeds. Two
+// hogs pinned to CPU 0 keep the machine "overloaded" but can never be pulled, so every
+// newidle balance of the sleepers' CPUs fails: their success ratio falls from the initial
+// 512/1024, and most attempts are skipped, which saves the kernel time they cost.
+struct NewidleRun {
+  unsigned ratio = 0;
+  uint64_t sys_ns = 0;
+};
+NewidleRun run_newidle(bool ni_random) {
+  kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
+  EXPECT_EQ(kernel::set_config_key(&cfg, "sched_feat.NI_RANDOM", ni_random ? "true" : "false"), "");
+  Sim s(testing_support::flat_machine(4), cfg);
+  kernel::TaskAttr pinned;
+  pinned.cpus = {0};
+  s.spawn(pinned, hog_forever);
+  s.spawn(pinned, hog_forever);
+  for (int c = 1; c < 4; ++c) {
+    kernel::TaskAttr a;
+    a.cpus = {c};
+    s.spawn(a, [](user::Thread& t) -> user::Program {
+      for (;;) {
+        co_await t.compute(20 * sim::kNsecPerUsec);
+        co_await t.nanosleep(200 * sim::kNsecPerUsec);
+      }
+    });
+  }
+  s.run(sim::kNsecPerSec);
+  testing_support::check_invariants(*s.k, sim::kNsecPerSec);
+  NewidleRun r;
+  r.ratio = s.k->rq_of(1)->sd.back().newidle_ratio;
+  for (int c = 1; c < 4; ++c) r.sys_ns += s.k->cpu_rq(c).ex.sys_ns + s.k->cpu_rq(c).ex.irq_idle_ns;
+  return r;
+}
+
+TEST(NewidleBalance, NiRandomTriesAFailingDomainLessOften) {
+  const NewidleRun with = run_newidle(true), without = run_newidle(false);
+  EXPECT_LT(with.ratio, 64u);
+  EXPECT_LT(without.ratio, 64u);  // the statistics are kept either way, as in Linux
+  EXPECT_LT(static_cast<double>(with.sys_ns), 0.8 * static_cast<double>(without.sys_ns))
+      << with.sys_ns << " vs " << without.sys_ns;
+}
+
 }  // namespace
