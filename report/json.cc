@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <charconv>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -420,6 +421,24 @@ bool parse_json(const std::string& text, Results* out, std::string* error) {
   return e.empty();
 }
 
+namespace {
+// The descriptor that `path` names if it is /dev/stdout, /dev/stderr, /dev/fd/N or
+// /proc/self/fd/N; else -1.
+int descriptor_named(const std::string& path) {
+  if (path == "/dev/stdout") return 1;
+  if (path == "/dev/stderr") return 2;
+  for (const std::string prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+    if (path.rfind(prefix, 0) != 0) continue;
+    int fd = -1;
+    const char* first = path.data() + prefix.size();
+    const char* last = path.data() + path.size();
+    const auto r = std::from_chars(first, last, fd);
+    if (r.ec == std::errc() && r.ptr == last && r.ptr != first) return fd;
+  }
+  return -1;
+}
+}  // namespace
+
 bool write_file_atomic(const std::string& path, const std::string& text, std::string* error) {
   auto fail = [&](const std::string& what, int err) {
     if (error != nullptr) *error = fmt::format("cannot write {}: {}", what, std::strerror(err));
@@ -434,35 +453,50 @@ bool write_file_atomic(const std::string& path, const std::string& text, std::st
     return true;
   }
   namespace fs = std::filesystem;
-  fs::path target(path);
-  if (!target.has_filename()) return fail(path, EISDIR);
-  std::error_code ec;
-  const fs::file_status st = fs::status(target, ec);  // follows symlinks
-  if (fs::is_directory(st)) return fail(path, EISDIR);
-  if (fs::exists(st) && !fs::is_regular_file(st)) {
-    // A device, FIFO or socket (/dev/stdout, /dev/null, a pipe to another program): write
-    // through it; renaming a file over it would replace the device node.
-    const int out = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (out < 0) return fail(path, errno);
+  // write() all of the text to an open descriptor.
+  auto write_all = [&](int fd) {
     for (size_t done = 0; done < text.size();) {
-      const ssize_t n = ::write(out, text.data() + done, text.size() - done);
+      const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
       if (n < 0) {
         if (errno == EINTR) continue;
-        const int err = errno;
-        ::close(out);
-        return fail(path, err);
+        return errno;
       }
       done += static_cast<size_t>(n);
     }
-    if (::close(out) != 0) return fail(path, errno);
+    return 0;
+  };
+  // A name of one of this process's descriptors (/dev/stdout, /dev/fd/N, /proc/self/fd/N):
+  // write to the descriptor itself, in whatever mode it was opened (a shell's >> appends).
+  if (const int own = descriptor_named(path); own >= 0) {
+    if (const int err = write_all(own)) return fail(path, err);
     if (error != nullptr) error->clear();
     return true;
   }
-  // A symlink keeps pointing where it did: the file it names is the one replaced.
-  if (fs::is_symlink(fs::symlink_status(target, ec))) {
-    const fs::path resolved = fs::weakly_canonical(target, ec);
+  fs::path target(path);
+  if (!target.has_filename()) return fail(path, EISDIR);
+  // A symlink keeps pointing where it did: follow it to the file it names (which may not
+  // exist yet), and replace that one.
+  std::error_code ec;
+  for (int hops = 0; fs::is_symlink(fs::symlink_status(target, ec)); ++hops) {
+    if (hops == 40) return fail(path, ELOOP);
+    const fs::path link = fs::read_symlink(target, ec);
     if (ec) return fail(path, ec.value());
-    target = resolved;
+    target = link.is_absolute() ? link : target.parent_path() / link;
+  }
+  const fs::file_status st = fs::status(target, ec);
+  if (fs::is_directory(st)) return fail(path, EISDIR);
+  if (fs::exists(st) && !fs::is_regular_file(st)) {
+    // A device or FIFO (/dev/null, a named pipe to another program): write through it;
+    // renaming a file over it would replace the node. A FIFO without a reader fails
+    // (ENXIO) instead of blocking; a socket cannot be opened (ENXIO).
+    const int out = ::open(target.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (out < 0) return fail(path, errno);
+    ::fcntl(out, F_SETFL, ::fcntl(out, F_GETFL) & ~O_NONBLOCK);
+    const int err = write_all(out);
+    if (::close(out) != 0 && !err) return fail(path, errno);
+    if (err) return fail(path, err);
+    if (error != nullptr) error->clear();
+    return true;
   }
   // Same directory as the target: rename() is atomic only within one filesystem. A dot
   // name so a crash's leftover does not pass for a report; pid + counter keep concurrent

@@ -27,19 +27,6 @@ std::string compare(const CompareSpec& spec, report::Comparison* out,
       exps.push_back(std::move(e));
     }
   }
-  // Named metrics are checked before the long runs: a 1 ms run of each row gives the names
-  // it reports (a metric may exist only under some settings, e.g. the extension's).
-  for (const std::string& n : spec.metrics) {
-    bool found = false;
-    for (size_t i = 0; i < exps.size() && !found; i += static_cast<size_t>(spec.seeds)) {
-      Experiment probe = exps[i];
-      probe.duration_ns = std::min<int64_t>(probe.duration_ns, 1000000);
-      report::Results r;
-      if (std::string err = run(probe, &r); !err.empty()) return err;
-      found = r.metric(n) != nullptr;
-    }
-    if (!found) return "--metric: the workload reports no metric '" + n + "'";
-  }
   std::vector<report::Results> results(exps.size());
   std::vector<std::string> errors(exps.size());
   std::atomic<size_t> next{0};

@@ -269,9 +269,9 @@ std::string load_scenario_file(const std::string& path, Experiment* e) {
           bool ok = false;
           const std::string v = toml_value_string(n2, &ok);
           if (!ok) return "scenario '" + path + "': also." + std::string(k2.str()) + ": expected a value";
-          if (v.find_first_of(",=:") != std::string::npos)
+          if (v.find(',') != std::string::npos)  // add_also() splits the settings at commas
             return "scenario '" + path + "': also." + std::string(k2.str()) +
-                   ": a value may not contain ',', '=' or ':' (got '" + v + "')";
+                   ": a value may not contain ',' (got '" + v + "')";
           if (k2.str() == "workload")
             name = v;
           else

@@ -30,17 +30,6 @@ std::string Params::get(const std::string& name) const {
   return it == values_.end() ? "" : it->second;
 }
 
-int64_t Params::get_int(const std::string& name) const {
-  const std::string v = get(name);
-  char* end = nullptr;
-  const long long r = std::strtoll(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0') {
-    if (error_.empty()) error_ = name + ": expected an integer (got '" + v + "')";
-    return 0;
-  }
-  return r;
-}
-
 int Params::get_int_in(const std::string& name, int lo, int hi) const {
   const std::string v = get(name);
   char* end = nullptr;

@@ -30,7 +30,6 @@ class Params {
   const std::map<std::string, std::string>& values() const { return values_; }
   std::string get(const std::string& name) const;
   // Parse errors are recorded (first one kept) and the default returned as 0.
-  int64_t get_int(const std::string& name) const;
   // An integer in [lo, hi] (else an error naming the parameter and the range).
   int get_int_in(const std::string& name, int lo, int hi) const;
   double get_double(const std::string& name) const;

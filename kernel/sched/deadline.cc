@@ -42,7 +42,8 @@ void dl_server_replenish(rq* rq, u64 now) {
 
 // dl_entity_overflow(): the budget left would run at more than the reserved bandwidth
 // (runtime / (deadline - t) > dl_runtime / dl_deadline), checked in microsecond units
-// (DL_SCALE) and in u64 arithmetic as deadline.c does (a negative runtime reads as huge).
+// (DL_SCALE) and in u64 arithmetic as deadline.c does (a negative runtime wraps the left
+// side below the right one: no overflow, the old deadline and budget are kept).
 bool dl_entity_overflow(const rq* rq, u64 t) {
   const dl_server& s = rq->fair_server;
   constexpr int kDlScale = 10;

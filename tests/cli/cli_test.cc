@@ -277,4 +277,6 @@ TEST(Scenario, TablesRefuseWhatDoesNotBelongInThem) {
             std::string::npos);
   EXPECT_NE(load("workload = \"hog\"\n[[also]]\nworkload = \"hog\"\nthreads = \"1,nice=5\"\n").find("also.threads"),
             std::string::npos);
+  // A distribution keeps its colons.
+  EXPECT_EQ(load("workload = \"hog\"\n[[also]]\nworkload = \"spinlock\"\nthink = \"exp:50us\"\n"), "");
 }

@@ -223,7 +223,8 @@ TEST(Rt, RtWakeupsWaitWhileTheFairServerRuns) {
 // find_lowest_rq(): since 5.11 cpupri has one level for CPUs without RT work, idle or
 // running fair tasks alike, and among them cpumask_any_and_distribute() rotates from the
 // last choice. Two RT tasks forked on a CPU whose FIFO task they cannot preempt go to CPU 1
-// and then CPU 2, which run fair hogs, not to the idle CPUs 4..7.
+// and then CPU 2, which run fair hogs, not to the idle CPUs 4..7; the first one sleeps
+// before the second forks, so CPU 1 is a lowest CPU again and only the rotation skips it.
 TEST(Rt, RtPlacementRanksIdleAndFairCpusAlikeAndRotates) {
   kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
   cfg.fair_server_runtime_ns = 0;
@@ -234,7 +235,8 @@ TEST(Rt, RtPlacementRanksIdleAndFairCpusAlikeAndRotates) {
   for (int i = 0; i < 2; ++i)
     s.spawn(on({0, 1, 2, 3, 4, 5, 6, 7}, SCHED_FIFO, 10), [&](user::Thread& t) -> user::Program {
       placed.push_back(t.cpu());
-      for (;;) co_await t.compute(sim::kNsecPerSec);
+      co_await t.compute(10 * sim::kNsecPerUsec);
+      co_await t.nanosleep(sim::kNsecPerSec);
     }, (i + 1) * sim::kNsecPerMsec);
   s.run(5 * sim::kNsecPerMsec);
   EXPECT_EQ(placed, (std::vector<int>{1, 2}));

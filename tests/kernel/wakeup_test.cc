@@ -11,8 +11,10 @@ using testing_support::flat_machine;
 // p->recent_used_cpu is written in two places only: wake_up_new_task() (the parent's CPU)
 // and select_idle_sibling() (prev, as the candidate for the next wakeup). Switching a task
 // in does not touch it (Linux stopped that in 5.11, 89aafd67f28c), so at a wakeup it names
-// the CPU before prev: a third idle candidate after target and prev.
-TEST(Wakeup, RecentUsedCpuIsSetAtForkAndByWakeupPlacementOnly) {
+// the CPU before prev: a third idle candidate after target and prev. Here: a thread
+// started from outside forks on CPU 0 (its first allowed CPU), is placed on another, and
+// still names CPU 0 while it runs there.
+TEST(Wakeup, RecentUsedCpuIsTheForkingCpuNotTheOneSwitchedTo) {
   Sim s(flat_machine(4));
   kernel::TaskAttr hog;
   hog.comm = "hog";

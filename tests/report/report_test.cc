@@ -1,6 +1,7 @@
 // Tests of the report layer: JSON round trip and byte-identical rendering (report/json.h),
 // the text table and /proc/<pid>/sched dump (report/table.h), and write_file_atomic.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,7 +11,6 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
-#include <thread>
 
 #include "report/json.h"
 #include "report/results.h"
@@ -581,18 +581,42 @@ TEST_F(WriteFile, ADashWritesToStdout) {
   EXPECT_EQ(entries(), 0u);
 }
 
-// A FIFO (or a device such as /dev/stdout) is written through, never replaced by a file.
+// A FIFO is written through, never replaced by a file; one without a reader is an error
+// (ENXIO), not a hang.
 TEST_F(WriteFile, AFifoIsWrittenThroughNotReplaced) {
   const fs::path fifo = dir_ / "pipe";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  std::string got;
-  std::thread reader([&] { got = read(fifo); });
   std::string error;
+  EXPECT_FALSE(write_file_atomic(fifo.string(), "nobody reads\n", &error));
+  EXPECT_NE(error.find("No such device or address"), std::string::npos) << error;
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);  // the reader is there first
+  ASSERT_GE(reader, 0);
   EXPECT_TRUE(write_file_atomic(fifo.string(), "through\n", &error)) << error;
-  reader.join();
-  EXPECT_EQ(got, "through\n");
+  char buf[64] = {};
+  EXPECT_EQ(::read(reader, buf, sizeof(buf)), 8);
+  ::close(reader);
+  EXPECT_EQ(std::string(buf), "through\n");
   EXPECT_TRUE(fs::is_fifo(fs::symlink_status(fifo)));
   EXPECT_EQ(entries(), 1u);
+}
+
+// /dev/stdout and its kin name an open descriptor: the text goes to it, whatever it is.
+TEST_F(WriteFile, DevStdoutWritesToTheDescriptor) {
+  testing::internal::CaptureStdout();
+  std::string error;
+  const bool ok = write_file_atomic("/dev/stdout", "to fd 1\n", &error);
+  const std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_TRUE(ok) << error;
+  EXPECT_EQ(out, "to fd 1\n");
+}
+
+// A dangling symlink stays a symlink; the file it names is created.
+TEST_F(WriteFile, ADanglingSymlinkGetsItsTargetCreated) {
+  fs::create_symlink("target.json", dir_ / "link.json");
+  std::string error;
+  ASSERT_TRUE(write_file_atomic((dir_ / "link.json").string(), "new\n", &error)) << error;
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(dir_ / "link.json")));
+  EXPECT_EQ(read(dir_ / "target.json"), "new\n");
 }
 
 // A symlink keeps pointing where it did; the file it names gets the new text.
