@@ -248,11 +248,22 @@ int do_list(const std::string& what) {
                "  slice_ext.tick, slice_ext.fair_only, slice_ext.no_defer_rt, slice_ext.lazy_remote\n"
                "                   true | false: the review's policy switches (default false)\n"
                "  slice_ext.rseq_miss  probability the rseq page is not resident (default 0)\n"
-               "  slice_ext.page_limit [task_shared] pages per process (default 0 = no limit)\n";
+               "  slice_ext.page_limit [task_shared] pages per process (default 0 = no limit)\n"
+               "  sched_feat.NAME  true | false (defaults of 7.0; other versions noted where they differ):\n";
+  // Defaults of 7.0, with the versions whose default differs.
+  const kernel::KernelVersion versions[] = {kernel::KernelVersion::V6_12, kernel::KernelVersion::V6_18};
   const kernel::KernelConfig d = kernel::default_config(kernel::KernelVersion::V7_0);
-  for (int i = 0; i < kernel::nr_sched_feats(); ++i)
-    std::cout << fmt::format("  sched_feat.{:<20} {}\n", kernel::sched_feat_name(i),
-                             d.feat(static_cast<kernel::sched_feat_bit>(i)) ? "true" : "false");
+  for (int i = 0; i < kernel::nr_sched_feats(); ++i) {
+    const auto bit = static_cast<kernel::sched_feat_bit>(i);
+    std::string other;
+    for (kernel::KernelVersion v : versions)
+      if (kernel::default_config(v).feat(bit) != d.feat(bit))
+        other += fmt::format("{}{}: {}", other.empty() ? " (" : ", ", kernel::version_name(v),
+                             d.feat(bit) ? "false" : "true");
+    if (!other.empty()) other += ")";
+    std::cout << fmt::format("  sched_feat.{:<20} {}{}\n", kernel::sched_feat_name(i),
+                             d.feat(bit) ? "true" : "false", other);
+  }
   std::cout << "\nmachine costs (--set machine.KEY=VALUE, or a scenario's [costs] table):\n"
                "  any cost key of docs/machines.md, e.g. machine.timer_irq_jitter_ns=0 for exact timers\n";
   std::cout << "\nWorkload parameters: schedlab list WORKLOAD\n";

@@ -116,6 +116,15 @@ TEST(Cli, HelpAndListSucceed) {
   EXPECT_EQ(run_cli({"--no-such-flag"}), 2);
 }
 
+// `list` gives 7.0's feature defaults and names the versions whose default differs.
+TEST(Cli, ListNamesPerVersionFeatureDefaults) {
+  ::testing::internal::CaptureStdout();
+  ASSERT_EQ(cli::main_with_args({"list"}), 0);
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("sched_feat.NI_RANDOM            true (6.12: false)"), std::string::npos) << out;
+  EXPECT_NE(out.find("sched_feat.PLACE_LAG            true\n"), std::string::npos) << out;
+}
+
 TEST(Determinism, SameScenarioAndSeedGiveByteIdenticalJson) {
   const std::string a = tmp_path("a.json"), b = tmp_path("b.json"), c = tmp_path("c.json");
   const std::string scen = source_dir() + "/scenarios/locks-2x-genoa.toml";
