@@ -24,16 +24,16 @@ bool parse_bool(const std::string& v, bool* out) {
   return false;
 }
 
+}  // namespace
+
 bool parse_int(const std::string& v, long long* out) {
   if (v.empty()) return false;
   char* end = nullptr;
   errno = 0;
   *out = std::strtoll(v.c_str(), &end, 10);
   if (errno == ERANGE) return false;
-  return end && *end == '\0';
+  return *end == '\0';
 }
-
-}  // namespace
 
 int nr_sched_feats() { return __SCHED_FEAT_NR; }
 const char* sched_feat_name(int bit) { return kFeats[bit].name; }

@@ -65,6 +65,9 @@ struct KernelConfig {
 // Defaults of `version`: base slice, preemption model, features.
 KernelConfig default_config(KernelVersion version);
 
+// A whole decimal integer that fits in long long (false on anything else, overflow included).
+bool parse_int(const std::string& v, long long* out);
+
 // Parsing for scenario files and --set; return "" on success, else an error naming `key`.
 std::string parse_version(const std::string& s, KernelVersion* out);
 std::string parse_preempt(const std::string& s, PreemptModel* out);

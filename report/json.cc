@@ -519,14 +519,7 @@ bool write_file_atomic(const std::string& path, const std::string& text, std::st
     ::unlink(tmp.c_str());
     return fail(path, err);
   };
-  for (size_t done = 0; done < text.size();) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return abandon(errno);
-    }
-    done += static_cast<size_t>(n);
-  }
+  if (const int err = write_all(fd)) return abandon(err);
   // Without fsync a crash after the rename could leave an empty file under the new name.
   if (::fsync(fd) != 0) return abandon(errno);
   if (::close(fd) != 0) {

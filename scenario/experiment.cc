@@ -1,13 +1,12 @@
 // Building and running an experiment.
 #include "scenario/experiment.h"
 
-#include <cerrno>
 #include <toml++/toml.h>
 
 #include <charconv>
 #include <cstdio>
-#include <filesystem>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <sstream>
 
@@ -22,15 +21,6 @@
 namespace scenario {
 
 namespace {
-
-bool parse_int(const std::string& v, long long* out) {
-  if (v.empty()) return false;
-  char* end = nullptr;
-  errno = 0;
-  *out = std::strtoll(v.c_str(), &end, 10);
-  if (errno == ERANGE) return false;
-  return *end == '\0';
-}
 
 bool is_kernel_key(const std::string& k) {
   return k == "hz" || k == "preempt" || k == "base_slice_ns" || k == "nohz_idle" || k == "skew_tick" ||
@@ -141,7 +131,7 @@ std::string set_key(Experiment* e, const std::string& key, const std::string& va
   } else if (key == "machine") {
     e->machine = value;
   } else if (key == "cpus") {
-    if (!parse_int(value, &n) || n < 1 || n > 1000000)
+    if (!kernel::parse_int(value, &n) || n < 1 || n > 1000000)
       return "cpus: must be an integer from 1 to the machine's CPU count (got '" + value + "')";
     e->cpus = static_cast<int>(n);
   } else if (key == "duration") {
@@ -150,7 +140,7 @@ std::string set_key(Experiment* e, const std::string& key, const std::string& va
       return "duration: must be a positive duration like 500ms or 10s (got '" + value + "')";
     e->duration_ns = ns;
   } else if (key == "seed") {
-    if (!parse_int(value, &n) || n < 0) return "seed: must be an integer >= 0 (got '" + value + "')";
+    if (!kernel::parse_int(value, &n) || n < 0) return "seed: must be an integer >= 0 (got '" + value + "')";
     e->seed = static_cast<uint64_t>(n);
   } else if (key == "kernel" || key == "kernel.version") {
     kernel::KernelVersion v;

@@ -1,5 +1,4 @@
 // Workload parameter parsing: integers, doubles, booleans, durations with units.
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 
@@ -32,10 +31,8 @@ std::string Params::get(const std::string& name) const {
 
 int Params::get_int_in(const std::string& name, int lo, int hi) const {
   const std::string v = get(name);
-  char* end = nullptr;
-  errno = 0;
-  const long long r = std::strtoll(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0' || errno == ERANGE || r < lo || r > hi) {
+  long long r = 0;
+  if (!kernel::parse_int(v, &r) || r < lo || r > hi) {
     if (error_.empty())
       error_ = name + ": expected an integer from " + std::to_string(lo) + " to " +
                std::to_string(hi) + " (got '" + v + "')";

@@ -28,16 +28,24 @@ namespace {
 
 bool server_enabled(const rq* rq) { return rq->k->cfg_.fair_server_runtime_ns > 0; }
 
-// replenish_dl_entity() / replenish_dl_new_period(): a full budget for the next period.
+// replenish_dl_new_period(): a full budget for a period starting now.
+void replenish_dl_new_period(rq* rq, u64 now) {
+  dl_server& s = rq->fair_server;
+  s.deadline = now + static_cast<u64>(rq->k->cfg_.fair_server_period_ns);
+  s.runtime = rq->k->cfg_.fair_server_runtime_ns;
+}
+
+// replenish_dl_entity(): a full budget for the next period, back to back while started.
 void dl_server_replenish(rq* rq, u64 now) {
   dl_server& s = rq->fair_server;
   if (now < s.deadline) return;
   const u64 period = static_cast<u64>(rq->k->cfg_.fair_server_period_ns);
-  if (s.active && now < s.deadline + period)
-    s.deadline += period;  // back to back
-  else
-    s.deadline = now + period;
-  s.runtime = rq->k->cfg_.fair_server_runtime_ns;
+  if (s.active && now < s.deadline + period) {
+    s.deadline += period;
+    s.runtime = rq->k->cfg_.fair_server_runtime_ns;
+  } else {
+    replenish_dl_new_period(rq, now);
+  }
 }
 
 // dl_entity_overflow(): the budget left would run at more than the reserved bandwidth
@@ -76,12 +84,11 @@ void dl_server_start(rq* rq) {
   if (!server_enabled(rq)) return;
   const u64 now = static_cast<u64>(rq->k->now());
   dl_server& s = rq->fair_server;
-  if (now < s.deadline && dl_entity_overflow(rq, now)) {
-    s.deadline = now + static_cast<u64>(rq->k->cfg_.fair_server_period_ns);
-    s.runtime = rq->k->cfg_.fair_server_runtime_ns;
-  }
-  dl_server_replenish(rq, now);
-  rq->fair_server.active = true;
+  if (now < s.deadline && dl_entity_overflow(rq, now))
+    replenish_dl_new_period(rq, now);
+  else
+    dl_server_replenish(rq, now);
+  s.active = true;
   dl_server_update_defer(rq);
 }
 
