@@ -142,47 +142,8 @@ int select_idle_sibling(Kernel* k, task_struct* p, int prev, int target) {
   return i != kNoCpu ? i : target;
 }
 
-// Fork placement (the slow path of sched_balance_find_dst_group/_cpu): from the widest
-// domain down, the group with the most idle CPUs, then the fewest tasks; then the CPU.
-int find_idlest_cpu(Kernel* k, task_struct* p, int cpu) {
-  const rq* rq = k->rq_of(cpu);
-  std::vector<int> span;
-  for (int c = 0; c < k->nr_cpus(); ++c) span.push_back(c);
-  for (int level = static_cast<int>(rq->sd.size()) - 1; level >= 0; --level) {
-    // Groups of this level as seen from the CPUs still in `span` (all have the same domains).
-    const sched_domain& here = k->rq_of(span.front())->sd[level];
-    const std::vector<int>* best = nullptr;
-    long best_idle = -1, best_nr = LONG_MAX;
-    for (const auto& g : here.groups) {
-      long idle = 0, nr = 0, allowed = 0;
-      for (int c : g) {
-        if (!task_allowed_on(p, c)) continue;
-        ++allowed;
-        idle += available_idle_cpu(k, c) ? 1 : 0;
-        nr += k->rq_of(c)->nr_running;
-      }
-      if (!allowed) continue;
-      if (idle > best_idle || (idle == best_idle && nr < best_nr)) {
-        best = &g;
-        best_idle = idle;
-        best_nr = nr;
-      }
-    }
-    if (!best) break;
-    span = *best;
-  }
-  int best_cpu = kNoCpu;
-  unsigned best_nr = UINT_MAX;
-  for (int c : span) {
-    if (!task_allowed_on(p, c)) continue;
-    const unsigned nr = k->rq_of(c)->nr_running + (available_idle_cpu(k, c) ? 0 : 1);
-    if (nr < best_nr) {
-      best_nr = nr;
-      best_cpu = c;
-    }
-  }
-  return best_cpu != kNoCpu ? best_cpu : cpu;
-}
+// The slow path for fork (defined below, with the balancer's group statistics).
+int sched_balance_find_dst_cpu(Kernel* k, task_struct* p, int cpu, int prev_cpu);
 
 }  // namespace
 
@@ -202,7 +163,11 @@ static void record_wakee(Kernel* k, task_struct* waker, const task_struct* p) {
 
 // Called for fair tasks allowed on more than one CPU (select_task_rq()).
 int select_task_rq_fair(Kernel* k, task_struct* p, int prev_cpu, int wake_flags, int waker_cpu) {
-  if (wake_flags & (WF_FORK | WF_EXEC)) return find_idlest_cpu(k, p, prev_cpu);
+  // Fork: the slow path from the highest domain with SD_BALANCE_FORK, which every level
+  // here has (see docs/model.md), from the parent's CPU. The parent of a thread started
+  // from outside the simulation is taken to have run on p's first allowed CPU (prev_cpu).
+  if (wake_flags & (WF_FORK | WF_EXEC))
+    return sched_balance_find_dst_cpu(k, p, waker_cpu >= 0 ? waker_cpu : prev_cpu, prev_cpu);
   const bool sync = wake_flags & WF_SYNC;
   task_struct* waker = k->rq_of(waker_cpu)->curr;
   if (!waker->is_idle) record_wakee(k, waker, p);
@@ -290,11 +255,10 @@ group_type group_classify(unsigned imbalance_pct, const sg_lb_stats& s) {
   return group_has_spare;
 }
 
-// update_sg_lb_stats(): the group's sums over its CPUs. Linux adds them up CPU by CPU on
-// every balance; here lb_view_update() keeps them (Kernel::lb_sums).
-sg_lb_stats update_sg_lb_stats(Kernel* k, const lb_env& env, size_t g, bool local_group) {
-  const sched_domain& sd = *env.sd;
-  sg_lb_stats s;
+// The sums over group g of sd. Linux adds them up CPU by CPU on every balance; here
+// lb_view_update() keeps them (Kernel::lb_sums) for groups that are a whole core, LLC or
+// socket, and other groups are added up from lb_view.
+lb_sum group_lb_sum(Kernel* k, const sched_domain& sd, size_t g) {
   lb_sum sum;
   if (const lb_sum* kept = sd.group_sum[g]) {
     sum = *kept;
@@ -306,21 +270,43 @@ sg_lb_stats update_sg_lb_stats(Kernel* k, const lb_env& env, size_t g, bool loca
   for (int c : sd.groups[g]) want.add(lb_cpu_of(k->rq_of(c)));
   assert(sum == want && "stale sched group sums");
 #endif
+  return sum;
+}
+
+// The statistics update_sg_lb_stats() and update_sg_wakeup_stats() both take, from the
+// group's sums; group_type and avg_load are left to each.
+sg_lb_stats sg_stats_of(const lb_sum& sum, size_t group_weight) {
+  sg_lb_stats s;
   s.sum_nr_running = static_cast<unsigned>(sum.nr_running);
   s.sum_h_nr_running = static_cast<unsigned>(sum.h_nr_runnable);
   s.group_load = static_cast<unsigned long>(sum.load);
   s.group_util = static_cast<unsigned long>(sum.util);
   s.group_runnable = static_cast<unsigned long>(sum.runnable);
   s.idle_cpus = static_cast<unsigned>(sum.idle_cpus);
-  s.group_weight = static_cast<unsigned>(sd.groups[g].size());
+  s.group_weight = static_cast<unsigned>(group_weight);
   // sgc->capacity: every CPU at full capacity (no RT, deadline or IRQ pressure modelled).
   s.group_capacity = s.group_weight * SCHED_CAPACITY_SCALE;
+  return s;
+}
+
+// update_sg_lb_stats(): the group's statistics for balancing into env->dst_cpu.
+sg_lb_stats update_sg_lb_stats(Kernel* k, const lb_env& env, size_t g, bool local_group) {
+  const sched_domain& sd = *env.sd;
+  sg_lb_stats s = sg_stats_of(group_lb_sum(k, sd, g), sd.groups[g].size());
   // smt_balance(): an idle CPU should relieve an SMT core running several tasks.
   s.group_smt_balance = !local_group && env.idle != CPU_NOT_IDLE && sd.groups_share_capacity &&
                         s.group_weight > 1 && s.sum_h_nr_running > 1;
   s.type = group_classify(static_cast<unsigned>(sd.imbalance_pct), s);
   if (s.type == group_overloaded) s.avg_load = s.group_load * SCHED_CAPACITY_SCALE / s.group_capacity;
   return s;
+}
+
+// adjust_numa_imbalance(): between NUMA nodes, an imbalance of up to NUMA_IMBALANCE_MIN (2)
+// tasks is let be while the destination would run at most imb_numa_nr tasks.
+long adjust_numa_imbalance(long imbalance, int dst_running, int imb_numa_nr) {
+  if (dst_running > imb_numa_nr) return imbalance;
+  if (imbalance <= 2) return 0;
+  return imbalance;
 }
 
 // update_sd_pick_busiest(): is sg busier than the busiest so far?
@@ -351,6 +337,164 @@ bool update_sd_pick_busiest(const lb_env& env, const sd_lb_stats& sds, const sg_
     default:
       return false;
   }
+}
+
+// ---- Fork balancing: the slow path of select_task_rq_fair() ----
+
+// update_sg_wakeup_stats(): group g's statistics for placing p. Only fork takes the slow
+// path here (exec is not modelled), and a task being forked has no PELT contribution
+// anywhere yet (last_update_time 0), so the cpu_*_without(p) sums Linux takes are the plain
+// ones, and task_running_on_cpu() is 0.
+sg_lb_stats update_sg_wakeup_stats(Kernel* k, const sched_domain& sd, size_t g, const task_struct* p) {
+  assert(p->se.avg.last_update_time == 0 && "the slow path is modelled for new tasks only");
+  (void)p;
+  sg_lb_stats s = sg_stats_of(group_lb_sum(k, sd, g), sd.groups[g].size());
+  s.type = group_classify(static_cast<unsigned>(sd.imbalance_pct), s);
+  if (s.type == group_fully_busy || s.type == group_overloaded)
+    s.avg_load = s.group_load * SCHED_CAPACITY_SCALE / s.group_capacity;
+  return s;
+}
+
+// update_pick_idlest(): is sgs idler than the idlest group so far? Lower group types first;
+// then the lower avg_load (busy groups) or the most idle CPUs, then the lower utilisation.
+bool update_pick_idlest(const sg_lb_stats& idlest, const sg_lb_stats& sgs) {
+  if (sgs.type < idlest.type) return true;
+  if (sgs.type > idlest.type) return false;
+  switch (sgs.type) {
+    case group_overloaded:
+    case group_fully_busy:
+      return idlest.avg_load > sgs.avg_load;
+    case group_has_spare:
+      if (idlest.idle_cpus > sgs.idle_cpus) return false;
+      if (idlest.idle_cpus == sgs.idle_cpus && idlest.group_util <= sgs.group_util) return false;
+      return true;
+    default:  // the other types are not used in the slow path
+      return false;
+  }
+}
+
+bool group_allows(const std::vector<int>& group, const task_struct* p) {
+  for (int c : group)
+    if (task_allowed_on(p, c)) return true;
+  return false;
+}
+
+// sched_balance_find_dst_group(): the idlest group of sd other than this_cpu's, if p should
+// go there rather than stay in the local group; -1 to stay. Between NUMA nodes a task stays
+// near its parent while the local node is lightly used (adjust_numa_imbalance()), and a busy
+// local group keeps the task unless the idlest is lighter by imbalance_pct.
+int sched_balance_find_dst_group(Kernel* k, const sched_domain& sd, const task_struct* p, int this_cpu) {
+  int idlest = -1;
+  bool local_allowed = false;
+  sg_lb_stats local_sgs, idlest_sgs;
+  idlest_sgs.avg_load = UINT_MAX;
+  idlest_sgs.type = group_overloaded;
+  for (size_t g = 0; g < sd.groups.size(); ++g) {
+    if (!group_allows(sd.groups[g], p)) continue;
+    const sg_lb_stats sgs = update_sg_wakeup_stats(k, sd, g, p);
+    if (g == sd.local) {
+      local_allowed = true;
+      local_sgs = sgs;
+    } else if (update_pick_idlest(idlest_sgs, sgs)) {
+      idlest = static_cast<int>(g);
+      idlest_sgs = sgs;
+    }
+  }
+  if (idlest < 0) return -1;          // no idlest group to push the task to
+  if (!local_allowed) return idlest;  // the local group was skipped for affinity
+  if (local_sgs.type < idlest_sgs.type) return -1;
+  if (local_sgs.type > idlest_sgs.type) return idlest;
+  switch (local_sgs.type) {
+    case group_overloaded:
+    case group_fully_busy: {
+      // The allowed imbalance: imbalance_pct of a nice-0 task's load.
+      const unsigned long imbalance =
+          NICE_0_LOAD * static_cast<unsigned long>(sd.imbalance_pct - 100) / 100;
+      // Across nodes the margin is added to the remote side: stay local unless clearly busier.
+      if (sd.numa && idlest_sgs.avg_load + imbalance >= local_sgs.avg_load) return -1;
+      if (idlest_sgs.avg_load >= local_sgs.avg_load + imbalance) return -1;
+      if (100 * local_sgs.avg_load <= static_cast<unsigned long>(sd.imbalance_pct) * idlest_sgs.avg_load)
+        return -1;
+      break;
+    }
+    case group_has_spare:
+      if (sd.numa) {
+        // Keep the task near its parent while the local node would run no more than
+        // imb_numa_nr tasks. Linux narrows imb_numa_nr to the task's allowed CPUs of the
+        // local group whenever nr_cpus_allowed != NR_CPUS, which on a distribution kernel
+        // (NR_CPUS 8192) is always. NUMA balancing's preferred node is not modelled.
+        int allowed = 0;
+        for (int c : sd.groups[sd.local]) allowed += task_allowed_on(p, c) ? 1 : 0;
+        const int imb_numa_nr = std::min(allowed, sd.imb_numa_nr);
+        const long imbalance = std::labs(static_cast<long>(local_sgs.idle_cpus) - static_cast<long>(idlest_sgs.idle_cpus));
+        if (!adjust_numa_imbalance(imbalance, static_cast<int>(local_sgs.sum_nr_running) + 1, imb_numa_nr))
+          return -1;
+      }
+      if (local_sgs.idle_cpus >= idlest_sgs.idle_cpus) return -1;
+      break;
+    default:
+      return -1;
+  }
+  return idlest;
+}
+
+// sched_balance_find_dst_group_cpu(): in the chosen group, the idle CPU in the shallowest
+// idle state, the most recently idled among equals; with none idle, the least loaded CPU.
+// Every idle CPU here is in the same state (the machine's one idle exit cost), so that is
+// the first idle CPU, or a later one that went idle later (rq->idle_stamp).
+int sched_balance_find_dst_group_cpu(Kernel* k, const std::vector<int>& group, const task_struct* p, int this_cpu) {
+  if (group.size() == 1) return group.front();
+  unsigned long min_load = ULONG_MAX;
+  u64 latest_idle_timestamp = 0;
+  int least_loaded_cpu = this_cpu, shallowest_idle_cpu = kNoCpu;
+  for (int i : group) {
+    if (!task_allowed_on(p, i)) continue;
+    const rq* rq = k->rq_of(i);
+    if (available_idle_cpu(k, i)) {
+      if (shallowest_idle_cpu == kNoCpu || rq->idle_stamp > latest_idle_timestamp) {
+        latest_idle_timestamp = rq->idle_stamp;
+        shallowest_idle_cpu = i;
+      }
+    } else if (shallowest_idle_cpu == kNoCpu) {
+      const unsigned long load = cpu_load(rq);
+      if (load < min_load) {
+        min_load = load;
+        least_loaded_cpu = i;
+      }
+    }
+  }
+  return shallowest_idle_cpu != kNoCpu ? shallowest_idle_cpu : least_loaded_cpu;
+}
+
+// sched_balance_find_dst_cpu(): from the top domain down, move to the idlest group's
+// chosen CPU and carry on in that CPU's domains below the level just balanced; a level
+// that keeps the task local goes on with this CPU's child domain.
+int sched_balance_find_dst_cpu(Kernel* k, task_struct* p, int cpu, int prev_cpu) {
+  const std::vector<sched_domain>& top = k->rq_of(cpu)->sd;
+  if (top.empty()) return prev_cpu;  // one CPU: no domain has SD_BALANCE_FORK
+  if (!group_allows(top.back().span, p)) return prev_cpu;
+  int new_cpu = cpu;
+  int level = static_cast<int>(top.size()) - 1;
+  while (level >= 0) {
+    const sched_domain& sd = k->rq_of(cpu)->sd[static_cast<size_t>(level)];
+    const int group = sched_balance_find_dst_group(k, sd, p, cpu);
+    if (group < 0) {
+      --level;
+      continue;
+    }
+    new_cpu = sched_balance_find_dst_group_cpu(k, sd.groups[static_cast<size_t>(group)], p, cpu);
+    if (new_cpu == cpu) {
+      --level;
+      continue;
+    }
+    // Now try balancing at a lower domain level of new_cpu.
+    const int weight = sd.span_weight;
+    cpu = new_cpu;
+    level = -1;
+    const std::vector<sched_domain>& sds = k->rq_of(cpu)->sd;
+    for (size_t i = 0; i < sds.size() && sds[i].span_weight < weight; ++i) level = static_cast<int>(i);
+  }
+  return new_cpu;
 }
 
 // update_sd_lb_stats(): the local group's and the busiest group's statistics, the domain's
@@ -427,11 +571,9 @@ void calculate_imbalance(lb_env* env, sd_lb_stats* sds) {
       env->imbalance = sibling_imbalance(*env, *sds);
     else  // even out idle CPUs
       env->imbalance = std::max<long>(0, static_cast<long>(local.idle_cpus) - static_cast<long>(busiest.idle_cpus));
-    // adjust_numa_imbalance(): between NUMA nodes, leave a pair of tasks where they are while
-    // the destination runs few tasks (NUMA_IMBALANCE_MIN = 2).
-    if (env->sd->numa && static_cast<int>(local.sum_nr_running) + 1 <= env->sd->imb_numa_nr &&
-        env->imbalance <= 2)
-      env->imbalance = 0;
+    if (env->sd->numa)  // consider allowing a small imbalance between NUMA groups
+      env->imbalance = adjust_numa_imbalance(env->imbalance, static_cast<int>(local.sum_nr_running) + 1,
+                                             env->sd->imb_numa_nr);
     env->imbalance >>= 1;
     return;
   }

@@ -177,12 +177,14 @@ double clients_running_spread(sim::Time timer_irq_jitter_ns) {
 }
 
 // With exact timers every CPU that alternates a client with a hog switches at the same tick
-// and breaks EEVDF's ties the same way, so the clients' turns stay in phase: most samples
-// find nearly all clients running or nearly none. Jittered timer interrupts (the profiles'
-// default) let each CPU drift out of phase, as real ones do (docs/slice-extension.md).
+// and breaks EEVDF's ties the same way, so the clients' turns stay in phase: the number of
+// clients running swings from sample to sample (sd/mean 0.40 here; 0.95 when fork placement
+// still spread every thread evenly from the start). Jittered timer interrupts (the
+// profiles' default) let each CPU drift out of phase, as real ones do (0.13 here;
+// docs/slice-extension.md).
 TEST(WorkloadLockTable, JitteredTimersKeepTheClientsTurnsOutOfPhase) {
   const double exact = clients_running_spread(0), jittered = clients_running_spread(2000);
-  EXPECT_GT(exact, 0.6);
+  EXPECT_GT(exact, 2 * jittered);
   EXPECT_LT(jittered, 0.3);
 }
 

@@ -1,0 +1,106 @@
+// Fork placement pinned against fair.c's slow path: sched_balance_find_dst_cpu() walks the
+// domains from the top, sched_balance_find_dst_group() keeps the task near its parent
+// unless another group is clearly idler, sched_balance_find_dst_group_cpu() picks the CPU.
+// Threads started from outside the simulation fork from their first allowed CPU (CPU 0).
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "kernel/sched/sched.h"
+#include "tests/kernel/harness.h"
+
+namespace {
+
+using testing_support::Sim;
+using testing_support::flat_machine;
+
+user::Program hog(user::Thread& t) {
+  for (;;) co_await t.compute(sim::kNsecPerSec);
+}
+
+user::Program runs_for(user::Thread& t, sim::Time ns) { co_await t.compute(ns); }
+
+// Two LLCs of four CPUs (no SMT) in one socket: domains MC (4 CPUs) and PKG (8 CPUs, two
+// LLC groups).
+hw::Machine two_llcs() {
+  hw::Machine m = flat_machine(8);
+  m.topo.llc_of = {0, 0, 0, 0, 1, 1, 1, 1};
+  return m;
+}
+
+// On the two-socket Genoa every domain level balances forks (AMD sets node_reclaim_distance
+// to 32, so the NUMA level keeps SD_BALANCE_FORK). Within a node each fork goes to the LLC
+// with the most idle CPUs. Across nodes, adjust_numa_imbalance() keeps a fork on its
+// parent's node while that node would run at most imb_numa_nr tasks (12 here) and the idle
+// counts differ by at most NUMA_IMBALANCE_MIN (2): forks 0-2 stay on node 0 (idle 192:192,
+// 191:192, 190:192), fork 3 crosses (189:192), fork 4 stays (189:191), fork 5 crosses.
+TEST(Fork, StaysOnTheParentsNodeWhileTheNodesDifferByAtMostTwoIdleCpus) {
+  hw::Machine m;
+  ASSERT_TRUE(hw::load_machine("genoa", &m).ok());
+  Sim s(m);
+  std::vector<int> pids;
+  for (int i = 0; i < 6; ++i) pids.push_back(s.spawn({}, hog));
+  s.run(sim::kNsecPerUsec);
+  std::vector<int> nodes;
+  std::set<int> llcs;
+  for (int p : pids) {
+    nodes.push_back(m.topo.socket_of[s.task(p).cpu]);
+    llcs.insert(m.topo.llc_of[s.task(p).cpu]);
+  }
+  EXPECT_EQ(nodes, (std::vector<int>{0, 0, 0, 1, 0, 1}));
+  EXPECT_EQ(llcs.size(), 6u) << "each in an LLC of its own";
+  testing_support::check_invariants(*s.k, sim::kNsecPerUsec);
+}
+
+// In the idlest group the fork takes the idle CPU that went idle last (its caches are the
+// warmest; all idle CPUs are in the same idle state here), not the first idle one. CPUs 0-3
+// run pinned hogs, so the parent's LLC has no idle CPU; in the other LLC, CPU 5 went idle at
+// 1 ms and CPU 6 at 2 ms, while CPUs 4 and 7 have been idle since the start.
+TEST(Fork, TakesTheMostRecentlyIdledCpuOfTheIdlestGroup) {
+  Sim s(two_llcs());
+  for (int c = 0; c < 4; ++c) {
+    kernel::TaskAttr a;
+    a.cpus = {c};
+    s.spawn(a, hog);
+  }
+  kernel::TaskAttr on5, on6;
+  on5.cpus = {5};
+  on6.cpus = {6};
+  s.spawn(on5, [](user::Thread& t) { return runs_for(t, sim::kNsecPerMsec); });
+  s.spawn(on6, [](user::Thread& t) { return runs_for(t, 2 * sim::kNsecPerMsec); });
+  const int p = s.spawn({}, hog, 3 * sim::kNsecPerMsec);
+  s.run(3 * sim::kNsecPerMsec + sim::kNsecPerUsec);
+  EXPECT_EQ(s.task(p).cpu, 6);
+  testing_support::check_invariants(*s.k, 3 * sim::kNsecPerMsec + sim::kNsecPerUsec);
+}
+
+// With both LLCs overloaded, a fork leaves its parent's LLC only if that LLC's average load
+// exceeds the other's by more than imbalance_pct (117%) and by a sixth of a nice-0 task per
+// CPU: 7 hogs against 6 (avg_load 1792 against 1536) keep it local, 8 against 6 (2048 against
+// 1536) send it over. Returns the LLC the fork went to.
+int llc_of_fork_with(int hogs_in_parents_llc) {
+  Sim s(two_llcs());
+  for (int i = 0; i < hogs_in_parents_llc; ++i) {
+    kernel::TaskAttr a;
+    a.cpus = {0, 1, 2, 3};
+    s.spawn(a, hog);
+  }
+  for (int i = 0; i < 6; ++i) {
+    kernel::TaskAttr a;
+    a.cpus = {4, 5, 6, 7};
+    s.spawn(a, hog);
+  }
+  // PELT's load averages of always-runnable hogs converge on their weight within ~300 ms.
+  const sim::Time at = 400 * sim::kNsecPerMsec;
+  const int p = s.spawn({}, hog, at);
+  s.run(at + sim::kNsecPerUsec);
+  testing_support::check_invariants(*s.k, at + sim::kNsecPerUsec);
+  return s.task(p).cpu / 4;
+}
+
+TEST(Fork, LeavesABusyLocalGroupOnlyBeyondTheImbalanceMargin) {
+  EXPECT_EQ(llc_of_fork_with(7), 0);
+  EXPECT_EQ(llc_of_fork_with(8), 1);
+}
+
+}  // namespace
