@@ -30,6 +30,9 @@ struct Costs {
   sim::Time copy_from_user_word_ns = 10; // STAC/CLAC + a checked load, L1 hit
   sim::Time idle_exit_ns = 2000;         // leaving the idle state on a wakeup (latency)
   sim::Time newidle_balance_ns = 3000;   // cost of one newly-idle balance attempt
+  // How long a parent takes to create one thread (pthread_create(): clone() and the stack):
+  // threads a workload starts at the same time are forked this far apart (Kernel::create_thread).
+  sim::Time clone_ns = 0;
   // A timer interrupt's handler starts uniform(0, this) after the timer's expiry: the spread
   // of the local timer's delivery (instruction boundary, cache misses, interrupts-off sections,
   // a hypervisor). 0 = exact timers, the model before this key (and of profiles without it).

@@ -34,6 +34,7 @@ constexpr TimeField kTimeFields[] = {
     {"copy_from_user_word_ns", &Costs::copy_from_user_word_ns},
     {"idle_exit_ns", &Costs::idle_exit_ns},
     {"newidle_balance_ns", &Costs::newidle_balance_ns},
+    {"clone_ns", &Costs::clone_ns},
     {"timer_irq_jitter_ns", &Costs::timer_irq_jitter_ns},
 };
 // Above one second a per-event cost is surely a unit mistake (and could overflow sums of

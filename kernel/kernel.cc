@@ -155,7 +155,9 @@ int Kernel::create_thread(int tgid, const TaskAttr& attr, std::unique_ptr<UserCo
   auto st = std::make_unique<sim::Timer>();
   st->fn = start_thread_fn;
   st->ctx = p.get();
-  engine_->arm(st.get(), start);
+  // The parent forks the threads that share a start one after another.
+  const int64_t nth = forks_at_[start]++;
+  engine_->arm(st.get(), start + nth * machine_.costs.clone_ns);
   const int pid = p->pid;
   prog->pid = pid;
   programs_.push_back(std::move(prog));
