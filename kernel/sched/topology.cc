@@ -17,8 +17,12 @@ std::vector<int> span_of(const std::vector<int>& id_of, int cpu) {
   return span;
 }
 
-// Splits `span` into groups by `child_id` (the child level's id), in order of first CPU.
-std::vector<std::vector<int>> groups_of(const std::vector<int>& span, const std::vector<int>& child_id) {
+// Splits `span` into groups by `child_id` (the child level's id), each group's CPUs
+// ascending. The groups are listed as build_sched_groups() links them for `cpu`'s domain:
+// in the order for_each_cpu_wrap(i, span, cpu) first meets them, so the local group comes
+// first and the rest follow from cpu on, wrapping. Balancing and fork placement walk this
+// list, and on ties keep the group met first.
+std::vector<std::vector<int>> groups_of(const std::vector<int>& span, const std::vector<int>& child_id, int cpu) {
   std::vector<std::vector<int>> groups;
   std::vector<int> ids;
   for (int c : span) {
@@ -30,7 +34,15 @@ std::vector<std::vector<int>> groups_of(const std::vector<int>& span, const std:
       groups[it - ids.begin()].push_back(c);
     }
   }
-  return groups;
+  const size_t start = static_cast<size_t>(std::lower_bound(span.begin(), span.end(), cpu) - span.begin());
+  std::vector<std::vector<int>> ordered;
+  std::vector<uint8_t> listed(groups.size(), 0);
+  for (size_t j = 0; j < span.size(); ++j) {
+    const int c = span[(start + j) % span.size()];
+    const size_t g = static_cast<size_t>(std::find(ids.begin(), ids.end(), child_id[c]) - ids.begin());
+    if (!listed[g]++) ordered.push_back(std::move(groups[g]));
+  }
+  return ordered;
 }
 
 }  // namespace
@@ -106,7 +118,7 @@ void build_sched_domains(Kernel* k) {
       // Groups are the spans of the child level (cores, LLCs, sockets); a degenerate child
       // level gives the same groups as the one below it.
       const std::vector<int>& child = *kinds[l.child];
-      sd.groups = groups_of(span, child);
+      sd.groups = groups_of(span, child, cpu);
       for (size_t g = 0; g < sd.groups.size(); ++g) {
         const int id = child[sd.groups[g].front()];
         // The sum is the group's only if every CPU with this id is in the group (levels

@@ -66,6 +66,31 @@ TEST(Domains, NumaImbalanceAllowanceIsOneTaskPerLlcOfTheNode) {
   EXPECT_EQ(got, "SMT=0 MC=0 PKG=12 NUMA(numa)=12 ");
 }
 
+// build_sched_groups() links a domain's groups as for_each_cpu_wrap(i, span, cpu) meets
+// them: the CPU's own group first, then onwards from the CPU, wrapping. Ties in balancing and
+// fork placement go to the group met first, so the order is part of the behaviour. On genoa
+// (siblings numbered 192 apart) CPU 212 is core 20 of LLC 2 (cores 16-23) on node 0.
+TEST(Domains, GroupsStartAtTheCpusOwnGroupAndWrap) {
+  hw::Machine m;
+  ASSERT_TRUE(hw::load_machine("genoa", &m).ok());
+  Sim s(m);
+  const auto& sd = s.k->cpu_rq(212).sd;
+  ASSERT_EQ(sd.size(), 4u);
+  auto firsts = [](const kernel::sched_domain& d, size_t n) {
+    std::string f;
+    for (size_t g = 0; g < n; ++g) f += std::to_string(d.groups[g].front()) + " ";
+    return f;
+  };
+  EXPECT_EQ(sd[0].groups[0], (std::vector<int>{212}));  // SMT: itself, then its sibling 20
+  EXPECT_EQ(sd[0].groups[1], (std::vector<int>{20}));
+  EXPECT_EQ(firsts(sd[1], 8), "20 21 22 23 16 17 18 19 ");  // MC: cores 20..23, then 16..19
+  ASSERT_EQ(sd[2].groups.size(), 12u);  // PKG: LLC 2, 3, ..., 11, then 0 and 1
+  EXPECT_EQ(firsts(sd[2], 12), "16 24 32 40 48 56 64 72 80 88 0 8 ");
+  EXPECT_EQ(firsts(sd[3], 2), "0 96 ");  // NUMA: node 0 (its own), then node 1
+  EXPECT_EQ(sd[1].local, 0u);
+  EXPECT_EQ(sd[3].local, 0u);
+}
+
 TEST(LbView, GroupSumsHoldOnEveryLevelOfTheFullMachine) {
   hw::Machine m;
   ASSERT_TRUE(hw::load_machine("genoa", &m).ok());
