@@ -104,4 +104,26 @@ TEST(Fork, LeavesABusyLocalGroupOnlyBeyondTheImbalanceMargin) {
   EXPECT_EQ(llc_of_fork_with(8), 1);
 }
 
+// A parent forks the threads that share a start time one after another, clone_ns apart, in
+// the order they were created; a thread with a start time of its own is forked then.
+TEST(Fork, ThreadsStartingTogetherAreForkedCloneNsApart) {
+  hw::Machine m = flat_machine(4);
+  m.costs.clone_ns = 10 * sim::kNsecPerUsec;
+  Sim s(m);
+  for (int i = 0; i < 3; ++i) s.spawn({}, hog);
+  s.spawn({}, hog, sim::kNsecPerMsec);
+  s.k->start();
+  auto forked_by = [&](sim::Time t) {
+    s.engine.run_until(t);
+    unsigned n = 0;
+    for (int c = 0; c < 4; ++c) n += s.k->cpu_rq(c).nr_running;
+    return n;
+  };
+  EXPECT_EQ(forked_by(5 * sim::kNsecPerUsec), 1u);
+  EXPECT_EQ(forked_by(15 * sim::kNsecPerUsec), 2u);
+  EXPECT_EQ(forked_by(25 * sim::kNsecPerUsec), 3u);
+  EXPECT_EQ(forked_by(sim::kNsecPerMsec - 1), 3u);
+  EXPECT_EQ(forked_by(sim::kNsecPerMsec), 4u);
+}
+
 }  // namespace
