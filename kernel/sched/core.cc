@@ -54,6 +54,15 @@ bool available_idle_cpu(Kernel* k, int cpu) {
   return v.idle();
 }
 
+// Linux's rq->nr_running counts delayed entities, which leave rq->nr_running here
+// (cfs.nr_queued - h_nr_runnable of them while every task is in the root group).
+bool sched_idle_rq(const rq* rq) {
+  const unsigned nr_running = rq->nr_running + (rq->cfs.nr_queued - rq->cfs.h_nr_runnable);
+  return nr_running && nr_running == rq->cfs.h_nr_idle;
+}
+
+bool sched_idle_cpu(Kernel* k, int cpu) { return sched_idle_rq(k->rq_of(cpu)); }
+
 lb_cpu lb_cpu_of(const rq* rq) {
   lb_cpu v;
   v.nr_running = rq->nr_running;

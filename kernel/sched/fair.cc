@@ -498,14 +498,19 @@ static void enqueue_task_fair(rq* rq, task_struct* p, int flags) {
     requeue_delayed_entity(cfs_rq_of(se), se);
     return;
   }
+  const unsigned h_nr_idle = p->policy == SCHED_IDLE;  // task_has_idle_policy()
   for_each_sched_entity(se) {
     if (se->on_rq) break;
     cfs_rq* cfs = cfs_rq_of(se);
     enqueue_entity(cfs, se, flags);
     cfs->h_nr_runnable++;
+    cfs->h_nr_idle += h_nr_idle;
     flags = ENQUEUE_WAKEUP;
   }
-  for_each_sched_entity(se) cfs_rq_of(se)->h_nr_runnable++;
+  for_each_sched_entity(se) {
+    cfs_rq_of(se)->h_nr_runnable++;
+    cfs_rq_of(se)->h_nr_idle += h_nr_idle;
+  }
   add_nr_running(rq, 1);
   if (rq->cfs.h_nr_runnable == 1) dl_server_start(rq);  // the first runnable fair task
   hrtick_update(rq);
@@ -553,12 +558,15 @@ static bool dequeue_entity(cfs_rq* cfs, sched_entity* se, int flags) {
 // dequeue (DEQUEUE_DELAYED, from the pick) also does what block_task() skipped.
 static int dequeue_entities(rq* rq, sched_entity* se, int flags) {
   task_struct* p = entity_is_task(se) ? task_of(se) : nullptr;
+  const bool was_sched_idle = sched_idle_rq(rq);
   const bool task_delayed = flags & DEQUEUE_DELAYED;
   const int h_nr_runnable = se->sched_delayed ? 0 : 1;
+  const unsigned h_nr_idle = p && p->policy == SCHED_IDLE;
   for_each_sched_entity(se) {
     cfs_rq* cfs = cfs_rq_of(se);
     if (!dequeue_entity(cfs, se, flags)) return -1;
     cfs->h_nr_runnable -= h_nr_runnable;
+    cfs->h_nr_idle -= h_nr_idle;
     if (cfs->load) {  // the parent has other entities besides us: it stays queued
       se = parent_entity(se);
       break;
@@ -566,9 +574,14 @@ static int dequeue_entities(rq* rq, sched_entity* se, int flags) {
     flags |= DEQUEUE_SLEEP;
     flags &= ~(DEQUEUE_DELAYED | DEQUEUE_SPECIAL);
   }
-  for_each_sched_entity(se) cfs_rq_of(se)->h_nr_runnable -= h_nr_runnable;
+  for_each_sched_entity(se) {
+    cfs_rq_of(se)->h_nr_runnable -= h_nr_runnable;
+    cfs_rq_of(se)->h_nr_idle -= h_nr_idle;
+  }
   if (h_nr_runnable) sub_nr_running(rq, 1);
   if (!rq->cfs.h_nr_runnable) dl_server_stop(rq);  // the last runnable fair task left
+  // Balance early to pull higher-priority work onto a CPU left with only SCHED_IDLE tasks.
+  if (!was_sched_idle && sched_idle_rq(rq)) rq->next_balance = rq->k->jiffies();
   if (p && task_delayed) p->on_rq = false;         // __block_task()
   return 1;
 }

@@ -16,9 +16,9 @@ namespace {
 
 constexpr int kNoCpu = -1;
 
-// sched_idle_cpu() is not modelled (see docs/model.md): only truly idle CPUs count.
+// An allowed CPU that is idle or runs only SCHED_IDLE tasks (select_idle_sibling()'s test).
 bool idle_cpu_for(Kernel* k, task_struct* p, int cpu) {
-  return task_allowed_on(p, cpu) && available_idle_cpu(k, cpu);
+  return task_allowed_on(p, cpu) && (available_idle_cpu(k, cpu) || sched_idle_cpu(k, cpu));
 }
 
 const sched_domain* sd_llc(Kernel* k, int cpu) {
@@ -105,10 +105,10 @@ int select_idle_cpu(Kernel* k, task_struct* p, const sched_domain& llc, bool has
     if (!task_allowed_on(p, cpu)) continue;  // the scan covers span & p->cpus_ptr
     if (has_idle_core) {
       if (core_is_idle(k, cpu)) return cpu;
-      if (idle_cpu == kNoCpu && available_idle_cpu(k, cpu)) idle_cpu = cpu;
+      if (idle_cpu == kNoCpu && (available_idle_cpu(k, cpu) || sched_idle_cpu(k, cpu))) idle_cpu = cpu;
     } else {
       if (--nr <= 0) return kNoCpu;
-      if (available_idle_cpu(k, cpu)) return cpu;
+      if (available_idle_cpu(k, cpu) || sched_idle_cpu(k, cpu)) return cpu;  // __select_idle_cpu()
     }
   }
   return idle_cpu;
@@ -438,8 +438,9 @@ int sched_balance_find_dst_group(Kernel* k, const sched_domain& sd, const task_s
   return idlest;
 }
 
-// sched_balance_find_dst_group_cpu(): in the chosen group, the idle CPU in the shallowest
-// idle state, the most recently idled among equals; with none idle, the least loaded CPU.
+// sched_balance_find_dst_group_cpu(): in the chosen group, a CPU running only SCHED_IDLE
+// tasks at once; else the idle CPU in the shallowest idle state, the most recently idled
+// among equals; with none idle, the least loaded CPU.
 // Every idle CPU here is in the same state (the machine's one idle exit cost), so that is
 // the first idle CPU, or a later one that went idle later (rq->idle_stamp).
 int sched_balance_find_dst_group_cpu(Kernel* k, const std::vector<int>& group, const task_struct* p, int this_cpu) {
@@ -450,6 +451,7 @@ int sched_balance_find_dst_group_cpu(Kernel* k, const std::vector<int>& group, c
   for (int i : group) {
     if (!task_allowed_on(p, i)) continue;
     const rq* rq = k->rq_of(i);
+    if (sched_idle_rq(rq)) return i;  // SCHED_IDLE tasks only: the new task preempts them
     if (available_idle_cpu(k, i)) {
       if (shallowest_idle_cpu == kNoCpu || rq->idle_stamp > latest_idle_timestamp) {
         latest_idle_timestamp = rq->idle_stamp;
@@ -884,15 +886,17 @@ void sched_balance_domains(rq* rq, bool idle) {
   const u64 j = k->jiffies();
   u64 next = j + 60 * static_cast<u64>(k->cfg_.hz);
   bool attempted = false, continue_balancing = true;
-  bool busy = !idle;
+  // A CPU running only SCHED_IDLE tasks balances as a busy one (CPU_NOT_IDLE) but at the
+  // idle intervals.
+  bool busy = !idle && !sched_idle_cpu(k, rq->cpu);
   for (sched_domain& sd : rq->sd) {
     if (!continue_balancing) break;
     u64 interval = get_sd_balance_interval(k, sd, busy);
     if (j >= sd.last_balance + interval) {
       attempted = true;
-      if (sched_balance_rq(rq, sd, busy ? CPU_NOT_IDLE : CPU_IDLE, &continue_balancing)) {
+      if (sched_balance_rq(rq, sd, idle ? CPU_IDLE : CPU_NOT_IDLE, &continue_balancing)) {
         idle = available_idle_cpu(k, rq->cpu);
-        busy = !idle;
+        busy = !idle && !sched_idle_cpu(k, rq->cpu);
       }
       sd.last_balance = j;
       interval = get_sd_balance_interval(k, sd, busy);

@@ -217,6 +217,7 @@ struct cfs_rq {
   unsigned long load = 0;      // sum of weights of queued entities (incl. curr)
   unsigned nr_queued = 0;      // incl. curr and delayed entities
   unsigned h_nr_runnable = 0;  // excludes delayed entities
+  unsigned h_nr_idle = 0;      // queued SCHED_IDLE tasks, delayed ones included (as Linux's)
   s64 sum_w_vruntime = 0;      // sum of w_i * (v_i - zero_vruntime) over tree entities
   s64 sum_weight = 0;          // sum of w_i over tree entities
   u64 zero_vruntime = 0;       // reference point of the sum (7.0 name; min_vruntime before)
@@ -429,6 +430,10 @@ void sub_nr_running(rq* rq, unsigned n);
 void update_rq_clock(rq* rq);
 bool cpus_share_cache(Kernel* k, int a, int b);
 bool available_idle_cpu(Kernel* k, int cpu);
+// sched_idle_rq() / sched_idle_cpu(): the CPU runs only SCHED_IDLE tasks, which any other
+// task preempts at once, so placement takes it as idle.
+bool sched_idle_rq(const rq* rq);
+bool sched_idle_cpu(Kernel* k, int cpu);
 bool task_allowed_on(const task_struct* p, int cpu);
 void move_queued_task(rq* src, task_struct* p, rq* dst);
 // The migration alone, without the wakeup preemption check (the caller reschedules).

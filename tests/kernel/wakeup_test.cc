@@ -30,3 +30,33 @@ TEST(Wakeup, RecentUsedCpuIsTheForkingCpuNotTheOneSwitchedTo) {
   EXPECT_EQ(s.task(p).recent_used_cpu, 0);
   testing_support::check_invariants(*s.k, sim::kNsecPerMsec);
 }
+
+// sched_idle_cpu(): a CPU that runs only SCHED_IDLE tasks counts as idle for placement, since
+// any other task preempts them at once. A sleeper on CPU 1, beside a SCHED_IDLE hog, wakes
+// there every time; were CPU 1 taken as busy, select_idle_sibling() would move it to an idle
+// CPU (2..7) at its first wakeup.
+TEST(Wakeup, ACpuRunningOnlySchedIdleTasksCountsAsIdle) {
+  Sim s(flat_machine(8));
+  auto hog = [](user::Thread& t) -> user::Program {
+    for (;;) co_await t.compute(sim::kNsecPerSec);
+  };
+  kernel::TaskAttr on0;
+  on0.cpus = {0};
+  s.spawn(on0, hog);
+  const int p = s.spawn(kernel::TaskAttr{}, [](user::Thread& t) -> user::Program {
+    for (;;) {
+      co_await t.compute(100 * sim::kNsecPerUsec);
+      co_await t.nanosleep(sim::kNsecPerMsec);
+    }
+  }, sim::kNsecPerUsec);
+  kernel::TaskAttr idle_on1;
+  idle_on1.cpus = {1};
+  idle_on1.policy = SCHED_IDLE;
+  s.spawn(idle_on1, hog, 2 * sim::kNsecPerUsec);
+  const sim::Time end = 20 * sim::kNsecPerMsec;
+  s.run(end);
+  EXPECT_EQ(s.task(p).cpu, 1);
+  EXPECT_GT(s.task(p).stats.nr_wakeups, 10u);
+  EXPECT_EQ(s.task(p).stats.nr_migrations, 0u);
+  testing_support::check_invariants(*s.k, end);
+}
