@@ -84,6 +84,13 @@ const char* policy_name(int policy) {
   return "?";
 }
 
+std::string parse_hogs_start(const Params& p, bool* before) {
+  const std::string v = p.get("hogs_start");
+  if (v != "before" && v != "after") return "hogs_start: expected before or after (got '" + v + "')";
+  *before = v == "before";
+  return "";
+}
+
 user::Program hog_program(user::Thread& t) {
   for (;;) co_await t.compute(sim::kNsecPerSec);
 }

@@ -44,6 +44,10 @@ const char* policy_name(int policy);
 // The pure CPU hog program: compute forever, in 1 s steps.
 user::Program hog_program(user::Thread& t);
 
+// `hogs_start`: "before" (the default) forks the hogs before the workload's own threads, as a
+// hog started beside a benchmark and `schedlab real` do; "after" forks them last. Fork
+// placement makes the order matter (docs/model.md, "Fork placement").
+std::string parse_hogs_start(const Params& p, bool* before);
 // Creates `n` hog threads in a new process "hog"; returns "" or an error.
 std::string spawn_hogs(kernel::Kernel& k, int n, int nice, int policy, uint64_t seed,
                        std::vector<std::unique_ptr<user::Thread>>* keep_none = nullptr);

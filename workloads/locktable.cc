@@ -90,6 +90,10 @@ class LockTable : public Workload {
     attr.nice = nice;
     attr.rt_priority = policy == SCHED_FIFO || policy == SCHED_RR ? 1 : 0;
     if (std::string e = k.validate_attr(attr); !e.empty()) return e;
+    bool hogs_before = true;
+    if (std::string e = parse_hogs_start(p, &hogs_before); !e.empty()) return e;
+    if (hogs_before)
+      if (std::string e = spawn_hogs(k, hogs, hog_nice, hog_policy, seed); !e.empty()) return e;
     tgid_ = k.create_process("locktable");
     for (int i = 0; i < clients; ++i) {
       clients_.push_back(std::make_unique<Client>(abi_));
@@ -101,7 +105,7 @@ class LockTable : public Workload {
     std::snprintf(line, sizeof(line), "locktable: %d clients on %d lock(s), %d hog(s), ext=%s",
                   clients, locks, hogs, kernel::slice_ext_abi_name(abi_));
     summary_ = line;
-    return spawn_hogs(k, hogs, hog_nice, hog_policy, seed);
+    return hogs_before ? "" : spawn_hogs(k, hogs, hog_nice, hog_policy, seed);
   }
 
   void report(const kernel::Kernel& k, sim::Time duration, report::Results* r) override {
@@ -130,6 +134,7 @@ WorkloadInfo locktable_workload() {
           "asking for a slice extension, beside CPU hogs",
           {{"clients", "0", "client threads (0 = 300 scaled to the machine: 300 on the 384-CPU genoa)"},
            {"hogs", "auto", "CPU hogs (auto = 400 scaled to the machine; -1 = one per CPU; 0 = none)"},
+           {"hogs_start", "before", "fork the hogs before the workload's threads (as schedlab real does) or after them"},
            {"locks", "1", "table spin locks; client i uses lock i % locks"},
            {"query", "exp:1ms", "work of one SQL execution outside the lock"},
            {"cs", "uniform:2us:8us", "critical section under the table lock"},

@@ -81,6 +81,10 @@ class Oltp : public Workload {
     attr.nice = nice;
     attr.rt_priority = policy == SCHED_FIFO || policy == SCHED_RR ? 1 : 0;
     if (std::string e = k.validate_attr(attr); !e.empty()) return e;
+    bool hogs_before = true;
+    if (std::string e = parse_hogs_start(p, &hogs_before); !e.empty()) return e;
+    if (hogs_before)
+      if (std::string e = spawn_hogs(k, hogs, 0, SCHED_NORMAL, seed); !e.empty()) return e;
     tgid_ = k.create_process("oltp");
     for (int i = 0; i < clients; ++i) {
       clients_.push_back(std::make_unique<Client>(abi_));
@@ -92,7 +96,7 @@ class Oltp : public Workload {
     std::snprintf(line, sizeof(line), "oltp: %d clients, %d latches, %d steps, %d hog(s), ext=%s",
                   clients, latches, steps, hogs, kernel::slice_ext_abi_name(abi_));
     summary_ = line;
-    return spawn_hogs(k, hogs, 0, SCHED_NORMAL, seed);
+    return hogs_before ? "" : spawn_hogs(k, hogs, 0, SCHED_NORMAL, seed);
   }
 
   void report(const kernel::Kernel& k, sim::Time duration, report::Results* r) override {
@@ -128,6 +132,7 @@ WorkloadInfo oltp_workload() {
            {"io_prob", "0.2", "probability that a step waits for I/O after its latch"},
            {"io", "exp:100us", "I/O wait (sleep)"},
            {"hogs", "0", "CPU hog threads (-1 = one per CPU)"},
+           {"hogs_start", "before", "fork the hogs before the workload's threads (as schedlab real does) or after them"},
            {"ext", "none", "slice extension the clients use: none, rfc, rseq2023, mainline"},
            {"nice", "0", "nice value of the clients"},
            {"policy", "normal", "clients' policy: normal, batch, idle, fifo, rr"}},

@@ -74,13 +74,17 @@ class SpinLockWorkload : public Workload {
     attr.nice = nice;
     attr.rt_priority = policy == SCHED_FIFO || policy == SCHED_RR ? 1 : 0;
     if (std::string e = k.validate_attr(attr); !e.empty()) return e;
+    bool hogs_before = true;
+    if (std::string e = parse_hogs_start(p, &hogs_before); !e.empty()) return e;
+    if (hogs_before)
+      if (std::string e = spawn_hogs(k, hogs, hog_nice, SCHED_NORMAL, seed); !e.empty()) return e;
     tgid_ = k.create_process("spinlock");
     for (int i = 0; i < threads; ++i) {
       auto th = std::make_unique<user::Thread>(&k, sim::Rng(seed, i));
       th->start(spin_client(*th, &s_, i % locks));
       k.create_thread(tgid_, attr, std::move(th));
     }
-    return spawn_hogs(k, hogs, hog_nice, SCHED_NORMAL, seed);
+    return hogs_before ? "" : spawn_hogs(k, hogs, hog_nice, SCHED_NORMAL, seed);
   }
 
   void report(const kernel::Kernel& k, sim::Time duration, report::Results* r) override {
@@ -126,6 +130,7 @@ WorkloadInfo spinlock_workload() {
            {"cs", "uniform:5us:15us", "critical section length (duration or distribution)"},
            {"think", "exp:500us", "user work between critical sections"},
            {"hogs", "0", "CPU hog threads competing for the CPUs"},
+           {"hogs_start", "before", "fork the hogs before the workload's threads (as schedlab real does) or after them"},
            {"nice", "0", "nice value of the clients"},
            {"hog_nice", "0", "nice value of the hogs"},
            {"policy", "normal", "clients' policy: normal, batch, idle, fifo, rr"},

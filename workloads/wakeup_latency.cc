@@ -43,13 +43,17 @@ class WakeupLatency : public Workload {
     attr.rt_priority = (policy == SCHED_FIFO || policy == SCHED_RR) ? prio : 0;
     if (cpu >= 0) attr.cpus = {cpu};
     if (std::string e = k.validate_attr(attr); !e.empty()) return e;
+    bool hogs_before = true;
+    if (std::string e = parse_hogs_start(p, &hogs_before); !e.empty()) return e;
+    if (hogs_before)
+      if (std::string e = spawn_hogs(k, hogs, 0, SCHED_NORMAL, seed); !e.empty()) return e;
     const int tgid = k.create_process("cyclictest");
     for (int i = 0; i < threads; ++i) {
       auto th = std::make_unique<user::Thread>(&k, sim::Rng(seed, i));
       th->start(cyclic(*th, &s_));
       k.create_thread(tgid, attr, std::move(th));
     }
-    return spawn_hogs(k, hogs, 0, SCHED_NORMAL, seed);
+    return hogs_before ? "" : spawn_hogs(k, hogs, 0, SCHED_NORMAL, seed);
   }
 
   void report(const kernel::Kernel&, sim::Time, report::Results* r) override {
@@ -74,7 +78,8 @@ WorkloadInfo wakeup_latency_workload() {
            {"priority", "99", "RT priority (fifo/rr)"},
            {"threads", "1", "measuring threads"},
            {"cpu", "-1", "pin the measuring thread to this CPU (-1 = no pinning)"},
-           {"hogs", "-1", "CPU hog threads (-1 = one per CPU)"}},
+           {"hogs", "-1", "CPU hog threads (-1 = one per CPU)"},
+           {"hogs_start", "before", "fork the hogs before the workload's threads (as schedlab real does) or after them"}},
           [] { return std::make_unique<WakeupLatency>(); }};
 }
 

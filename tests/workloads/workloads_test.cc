@@ -280,3 +280,20 @@ TEST(Dist, RoundHalfAwayEqualsLlroundBitForBit) {
   for (int i = 0; i < 100000; ++i) xs.push_back(rng.exponential(1e4) - 100.0);
   for (double x : xs) EXPECT_EQ(workloads::round_half_away(x), std::llround(x)) << x;
 }
+
+namespace {
+
+// hogs_start: the hogs are forked before the workload's threads (the default, as schedlab
+// real starts them) or after; pids follow the fork order.
+TEST(WorkloadHogs, HogsStartDecidesWhoIsForkedFirst) {
+  for (const char* w : {"locktable", "spinlock", "oltp", "extend-sched2", "wakeup-latency"}) {
+    const report::Results before = run(w, {"machine=small4", "duration=2ms", "hogs=2"});
+    const report::Results after = run(w, {"machine=small4", "duration=2ms", "hogs=2", "hogs_start=after"});
+    ASSERT_FALSE(before.tasks.empty()) << w;
+    EXPECT_EQ(before.tasks.front().comm, "hog") << w;
+    EXPECT_NE(after.tasks.front().comm, "hog") << w;
+    EXPECT_EQ(after.tasks.back().comm, "hog") << w;
+  }
+}
+
+}  // namespace
