@@ -155,9 +155,10 @@ int Kernel::create_thread(int tgid, const TaskAttr& attr, std::unique_ptr<UserCo
   auto st = std::make_unique<sim::Timer>();
   st->fn = start_thread_fn;
   st->ctx = p.get();
-  // The parent forks the threads that share a start one after another.
-  const int64_t nth = forks_at_[start]++;
-  engine_->arm(st.get(), start + nth * machine_.costs.clone_ns);
+  // One parent forks the threads one after another.
+  const sim::Time fork_at = std::max(start, next_fork_);
+  next_fork_ = fork_at + machine_.costs.clone_ns;
+  engine_->arm(st.get(), fork_at);
   const int pid = p->pid;
   prog->pid = pid;
   programs_.push_back(std::move(prog));

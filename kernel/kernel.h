@@ -4,7 +4,6 @@
 #pragma once
 #include <libdivide.h>
 
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,11 +40,11 @@ class Kernel {
 
   // Creates an empty process (an mm) and returns its tgid.
   int create_process(const std::string& name);
-  // Creates a thread of process `tgid` running `prog`, forked with wake_up_new_task() at
-  // `start` by a parent taken to run on its first allowed CPU. Threads given the same start
-  // are forked one after another, machine().costs.clone_ns apart, in the order of these
-  // calls (one parent creating them in a loop). Returns its pid. REQUIRES: attr already
-  // validated (see validate_attr).
+  // Creates a thread of process `tgid` running `prog`, forked with wake_up_new_task() by a
+  // parent taken to run on its first allowed CPU. One parent forks every thread, in the order
+  // of these calls, as a loop of pthread_create() would: each at `start` or
+  // machine().costs.clone_ns after the previous fork, whichever is later. Returns its pid.
+  // REQUIRES: attr already validated (see validate_attr).
   int create_thread(int tgid, const TaskAttr& attr, std::unique_ptr<UserContext> prog,
                     sim::Time start = 0);
   // "" if attr is acceptable on this machine, else a one-line error naming the field.
@@ -143,7 +142,7 @@ class Kernel {
   std::vector<std::pair<int, std::string>> process_names_;
   std::vector<std::unique_ptr<UserContext>> programs_;
   std::vector<std::unique_ptr<sim::Timer>> start_timers_;
-  std::map<sim::Time, int64_t> forks_at_;  // per start time: threads forked so far
+  sim::Time next_fork_ = 0;  // the launching parent is free to fork again from here
   int next_pid_ = 1;
   task_struct* current_ = nullptr;
   int current_cpu_ = -1;

@@ -98,13 +98,14 @@ user::Program hog_program(user::Thread& t) {
 std::string spawn_hogs(kernel::Kernel& k, int n, int nice, int policy, uint64_t seed,
                        std::vector<std::unique_ptr<user::Thread>>*) {
   if (n <= 0) return "";
+  kernel::TaskAttr attr;
+  attr.comm = "hog";
+  attr.policy = policy;
+  attr.nice = nice;
+  attr.rt_priority = policy == SCHED_FIFO || policy == SCHED_RR ? 1 : 0;  // as the clients
+  if (std::string e = k.validate_attr(attr); !e.empty()) return "hog_" + e;
   const int tgid = k.create_process("hog");
   for (int i = 0; i < n; ++i) {
-    kernel::TaskAttr attr;
-    attr.comm = "hog";
-    attr.policy = policy;
-    attr.nice = nice;
-    if (std::string e = k.validate_attr(attr); !e.empty()) return "hog_" + e;
     auto th = std::make_unique<user::Thread>(&k, sim::Rng(seed, 0x400000 + i));
     th->start(hog_program(*th));
     k.create_thread(tgid, attr, std::move(th));

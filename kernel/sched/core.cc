@@ -54,10 +54,13 @@ bool available_idle_cpu(Kernel* k, int cpu) {
   return v.idle();
 }
 
-// Linux's rq->nr_running counts delayed entities, which leave rq->nr_running here
-// (cfs.nr_queued - h_nr_runnable of them while every task is in the root group).
+unsigned nr_running_with_delayed(const rq* rq) {
+  // With task groups this needs h_nr_queued: nr_queued counts one level's entities.
+  return rq->nr_running + (rq->cfs.nr_queued - rq->cfs.h_nr_runnable);
+}
+
 bool sched_idle_rq(const rq* rq) {
-  const unsigned nr_running = rq->nr_running + (rq->cfs.nr_queued - rq->cfs.h_nr_runnable);
+  const unsigned nr_running = nr_running_with_delayed(rq);
   return nr_running && nr_running == rq->cfs.h_nr_idle;
 }
 

@@ -649,10 +649,8 @@ static void set_next_task_fair(rq* rq, task_struct* p, bool first) {
 // yield_task_fair(): 6.12 pushes the deadline one slice out; 6.18+ forfeits the rest of
 // the request (vruntime = deadline) when eligible, then asks for a new one.
 static void yield_task_fair(rq* rq) {
-  // rq->nr_running == 1 in Linux, whose count includes delayed entities (here they are not
-  // in rq->nr_running: cfs.nr_queued - h_nr_runnable of them, while every task is in the
-  // root group; with task groups this needs h_nr_queued).
-  if (rq->nr_running + (rq->cfs.nr_queued - rq->cfs.h_nr_runnable) == 1) return;
+  // rq->nr_running == 1 in Linux, whose count includes delayed entities.
+  if (nr_running_with_delayed(rq) == 1) return;
   sched_entity* se = &rq->curr->se;
   cfs_rq* cfs = cfs_rq_of(se);
   update_curr(cfs);

@@ -341,14 +341,21 @@ bool update_sd_pick_busiest(const lb_env& env, const sd_lb_stats& sds, const sg_
 
 // ---- Fork balancing: the slow path of select_task_rq_fair() ----
 
-// update_sg_wakeup_stats(): group g's statistics for placing p. Only fork takes the slow
-// path here (exec is not modelled), and a task being forked has no PELT contribution
+// update_sg_wakeup_stats(): group g's statistics for placing p, summed over the CPUs of
+// the group p may use (the weight and capacity stay the whole group's). Only fork takes the
+// slow path here (exec is not modelled), and a task being forked has no PELT contribution
 // anywhere yet (last_update_time 0), so the cpu_*_without(p) sums Linux takes are the plain
 // ones, and task_running_on_cpu() is 0.
 sg_lb_stats update_sg_wakeup_stats(Kernel* k, const sched_domain& sd, size_t g, const task_struct* p) {
   assert(p->se.avg.last_update_time == 0 && "the slow path is modelled for new tasks only");
-  (void)p;
-  sg_lb_stats s = sg_stats_of(group_lb_sum(k, sd, g), sd.groups[g].size());
+  lb_sum sum;
+  if (p->nr_cpus_allowed == k->nr_cpus()) {
+    sum = group_lb_sum(k, sd, g);
+  } else {
+    for (int c : sd.groups[g])
+      if (task_allowed_on(p, c)) sum.add(lb_cpu_of(k->rq_of(c)));
+  }
+  sg_lb_stats s = sg_stats_of(sum, sd.groups[g].size());
   s.type = group_classify(static_cast<unsigned>(sd.imbalance_pct), s);
   if (s.type == group_fully_busy || s.type == group_overloaded)
     s.avg_load = s.group_load * SCHED_CAPACITY_SCALE / s.group_capacity;
@@ -384,6 +391,9 @@ bool group_allows(const std::vector<int>& group, const task_struct* p) {
 // near its parent while the local node is lightly used (adjust_numa_imbalance()), and a busy
 // local group keeps the task unless the idlest is lighter by imbalance_pct.
 int sched_balance_find_dst_group(Kernel* k, const sched_domain& sd, const task_struct* p, int this_cpu) {
+  // The local group is this_cpu's: sd is this_cpu's domain, whose group list starts with it.
+  assert(std::binary_search(sd.groups[sd.local].begin(), sd.groups[sd.local].end(), this_cpu));
+  (void)this_cpu;
   int idlest = -1;
   bool local_allowed = false;
   sg_lb_stats local_sgs, idlest_sgs;

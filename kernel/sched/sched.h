@@ -361,7 +361,9 @@ struct sched_domain {
   int level = 0;
   int span_weight = 0;
   std::vector<int> span;       // CPUs, ascending
-  std::vector<std::vector<int>> groups;  // child spans, local group first is not assumed
+  // The child spans (each ascending), in build_sched_groups()' order for this CPU: its own
+  // group first, then onwards from the CPU, wrapping (so `local` is 0).
+  std::vector<std::vector<int>> groups;
   std::vector<const lb_sum*> group_sum;  // per group: Kernel::lb_sums of its CPUs, or
                                          // nullptr if the levels do not nest there
   std::vector<int> group_cores;          // per group: sched_group::cores
@@ -430,6 +432,9 @@ void sub_nr_running(rq* rq, unsigned n);
 void update_rq_clock(rq* rq);
 bool cpus_share_cache(Kernel* k, int a, int b);
 bool available_idle_cpu(Kernel* k, int cpu);
+// rq->nr_running as Linux counts it: delayed entities included (here they leave
+// rq->nr_running; cfs.nr_queued - h_nr_runnable of them while every task is in the root group).
+unsigned nr_running_with_delayed(const rq* rq);
 // sched_idle_rq() / sched_idle_cpu(): the CPU runs only SCHED_IDLE tasks, which any other
 // task preempts at once, so placement takes it as idle.
 bool sched_idle_rq(const rq* rq);

@@ -9,6 +9,7 @@
 #include <list>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "hw/machine.h"
 #include "kernel/kernel.h"
@@ -133,6 +134,12 @@ inline void check_invariants(const kernel::Kernel& k, sim::Time elapsed) {
     overloaded += rq.rt.overloaded;
   }
   EXPECT_EQ(k.rto_count, overloaded);
+  // cfs.h_nr_idle: the queued SCHED_IDLE tasks of the CPU, delayed ones included.
+  std::vector<unsigned> idle_queued(static_cast<size_t>(k.nr_cpus()), 0);
+  for (const auto& t : k.tasks())
+    if (t->policy == SCHED_IDLE && t->se.on_rq) idle_queued[static_cast<size_t>(t->cpu)]++;
+  for (int c = 0; c < k.nr_cpus(); ++c)
+    EXPECT_EQ(k.cpu_rq(c).cfs.h_nr_idle, idle_queued[static_cast<size_t>(c)]) << "cpu " << c;
   uint64_t busy = 0, task_run = 0;
   for (int c = 0; c < k.nr_cpus(); ++c) {
     const kernel::rq& rq = k.cpu_rq(c);

@@ -172,8 +172,8 @@ TEST(Pelt, RunqueueSumsHoldWhenTheBalancerMovesQueuedTasks) {
     a.nice = i % 5 - 2;
     s.spawn(a, hog);
   }
-  // Fork placement leaves 4, 2, 2, 2 hogs on the CPUs; the balancer's moves (5 here) even
-  // out and keep the load.
+  // Fork placement leaves 4, 2, 2, 2 hogs on the CPUs; the balancer's moves even out and
+  // keep the load (5 here; 3 are enough to exercise detach and attach).
   EXPECT_GE(check_runqueue_sums(s, 500 * kNsecPerMsec), 3u);
 }
 

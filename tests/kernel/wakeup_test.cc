@@ -32,9 +32,9 @@ TEST(Wakeup, RecentUsedCpuIsTheForkingCpuNotTheOneSwitchedTo) {
 }
 
 // sched_idle_cpu(): a CPU that runs only SCHED_IDLE tasks counts as idle for placement, since
-// any other task preempts them at once. A sleeper on CPU 1, beside a SCHED_IDLE hog, wakes
-// there every time; were CPU 1 taken as busy, select_idle_sibling() would move it to an idle
-// CPU (2..7) at its first wakeup.
+// any other task preempts them at once. A sleeper on CPU 1, beside a SCHED_IDLE hog, stays
+// there; were CPU 1 taken as busy, select_idle_sibling() would move it to an idle CPU (2..7)
+// at a wakeup (one from a full sleep; a delayed sleeper is woken in place).
 TEST(Wakeup, ACpuRunningOnlySchedIdleTasksCountsAsIdle) {
   Sim s(flat_machine(8));
   auto hog = [](user::Thread& t) -> user::Program {

@@ -296,4 +296,13 @@ TEST(WorkloadHogs, HogsStartDecidesWhoIsForkedFirst) {
   }
 }
 
+// hog_policy=fifo (lock table): the hogs are FIFO threads at priority 1, like RT clients.
+TEST(WorkloadHogs, RtHogsRunAtPriorityOne) {
+  const report::Results r = run("locktable", {"machine=small4", "duration=2ms", "hog_policy=fifo"});
+  ASSERT_FALSE(r.tasks.empty());
+  EXPECT_EQ(r.tasks.front().comm, "hog");
+  EXPECT_EQ(r.tasks.front().policy, "fifo");
+  EXPECT_EQ(r.tasks.front().rt_priority, 1);
+}
+
 }  // namespace
