@@ -104,14 +104,16 @@ TEST(Fork, LeavesABusyLocalGroupOnlyBeyondTheImbalanceMargin) {
   EXPECT_EQ(llc_of_fork_with(8), 1);
 }
 
-// A parent forks the threads that share a start time one after another, clone_ns apart, in
-// the order they were created; a thread with a start time of its own is forked then.
-TEST(Fork, ThreadsStartingTogetherAreForkedCloneNsApart) {
+// One parent forks every thread, in the order they were created: each at its start time or
+// clone_ns after the previous fork, whichever is later. So threads that share a start are
+// forked clone_ns apart, and one created after a later-starting thread waits for it.
+TEST(Fork, OneParentForksEveryThreadInCreationOrderCloneNsApart) {
   hw::Machine m = flat_machine(4);
   m.costs.clone_ns = 10 * sim::kNsecPerUsec;
   Sim s(m);
   for (int i = 0; i < 3; ++i) s.spawn({}, hog);
   s.spawn({}, hog, sim::kNsecPerMsec);
+  s.spawn({}, hog);  // start 0, but created after the 1 ms one: forked at 1 ms + 10 us
   s.k->start();
   auto forked_by = [&](sim::Time t) {
     s.engine.run_until(t);
@@ -124,6 +126,8 @@ TEST(Fork, ThreadsStartingTogetherAreForkedCloneNsApart) {
   EXPECT_EQ(forked_by(25 * sim::kNsecPerUsec), 3u);
   EXPECT_EQ(forked_by(sim::kNsecPerMsec - 1), 3u);
   EXPECT_EQ(forked_by(sim::kNsecPerMsec), 4u);
+  EXPECT_EQ(forked_by(sim::kNsecPerMsec + 10 * sim::kNsecPerUsec - 1), 4u);
+  EXPECT_EQ(forked_by(sim::kNsecPerMsec + 10 * sim::kNsecPerUsec), 5u);
 }
 
 }  // namespace
