@@ -289,6 +289,7 @@ nlohmann::ordered_json to_json(const Results& r) {
     idle += c.idle_ns;
     ordered_json x;
     x["cpu"] = c.cpu;
+    x["socket"] = c.socket;
     x["user_ns"] = c.user_ns;
     x["kernel_ns"] = c.kernel_ns;
     x["idle_ns"] = c.idle_ns;
@@ -377,6 +378,7 @@ Results from_json(const nlohmann::json& j, std::string* error) {
           [&](const json& x, const std::string& p) {
             CpuResult c;
             rd.get(&x, "cpu", p, &c.cpu);
+            if (x.contains("socket")) rd.get(&x, "socket", p, &c.socket);  // older files lack it
             rd.get(&x, "user_ns", p, &c.user_ns);
             rd.get(&x, "kernel_ns", p, &c.kernel_ns);
             rd.get(&x, "idle_ns", p, &c.idle_ns);

@@ -49,6 +49,7 @@ struct TaskResult {
 
 struct CpuResult {
   int cpu = 0;
+  int socket = 0;              // the machine's socket (NUMA node) holding this CPU
   int64_t user_ns = 0;
   int64_t kernel_ns = 0;       // system time of tasks + interrupt time while idle
   int64_t idle_ns = 0;

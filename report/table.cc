@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <iterator>
 #include <map>
+#include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -274,6 +276,40 @@ void render_comms(const Results& r, const TableOptions& o, std::string* out) {
   }
 }
 
+// On machines with more than one socket: how many tasks of each comm sit on each socket at
+// the end of the run (by the CPU each task ran on last). Fork placement and balancing decide
+// it, and results can hinge on it (docs/slice-extension.md, "Where the threads start").
+void render_sockets(const Results& r, const TableOptions& o, std::string* out) {
+  std::map<int, int> socket_of;  // cpu -> socket
+  std::set<int> sockets;
+  for (const CpuResult& c : r.per_cpu) {
+    socket_of[c.cpu] = c.socket;
+    sockets.insert(c.socket);
+  }
+  if (sockets.size() < 2) return;
+  std::vector<std::string> comms;
+  std::map<std::pair<int, std::string>, int> count;
+  for (const TaskResult& t : r.tasks) {
+    if (std::find(comms.begin(), comms.end(), t.comm) == comms.end()) comms.push_back(t.comm);
+    auto it = socket_of.find(t.cpu);
+    if (it != socket_of.end()) count[{it->second, t.comm}]++;
+  }
+  comms.resize(std::min(comms.size(), static_cast<size_t>(std::max(o.max_comms, 0))));
+  std::vector<TextTable::Column> cols{{"tasks by socket", false}};
+  for (const std::string& c : comms) cols.push_back({c, true});
+  TextTable t(cols);
+  for (int s : sockets) {
+    std::vector<std::string> row{fmt::format("{}", s)};
+    for (const std::string& c : comms) {
+      auto it = count.find({s, c});
+      row.push_back(fmt::format("{}", it == count.end() ? 0 : it->second));
+    }
+    t.add_row(row);
+  }
+  out->push_back('\n');
+  t.render(out);
+}
+
 // Fair tasks show their nice value, RT tasks "rt<priority>".
 std::string priority(const TaskResult& t) {
   if (t.policy == "fifo" || t.policy == "rr") return fmt::format("rt{}", t.rt_priority);
@@ -347,6 +383,7 @@ std::string render_table(const Results& r, const TableOptions& o) {
   if (!r.tasks.empty()) {
     out += '\n';
     render_comms(r, o, &out);
+    render_sockets(r, o, &out);
     if (o.per_task) {
       out += '\n';
       render_tasks(r, o, &out);

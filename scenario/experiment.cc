@@ -414,6 +414,7 @@ std::string run(const Experiment& e, report::Results* out, const Progress& progr
     const kernel::rq& rq = k.cpu_rq(c);
     report::CpuResult cr;
     cr.cpu = c;
+    cr.socket = k.machine().topo.socket_of[static_cast<size_t>(c)];
     cr.user_ns = static_cast<int64_t>(rq.ex.busy_ns - rq.ex.sys_ns);
     cr.kernel_ns = static_cast<int64_t>(rq.ex.sys_ns + rq.ex.irq_idle_ns);
     cr.idle_ns = e.duration_ns - static_cast<int64_t>(rq.ex.busy_ns + rq.ex.irq_idle_ns);

@@ -53,6 +53,7 @@ Results make_results(int threads = 4) {
   for (int cpu = 0; cpu < 8; cpu++) {
     CpuResult c;
     c.cpu = cpu;
+    c.socket = cpu / 4;  // two sockets of four CPUs
     c.user_ns = 1'000'000'000LL * (cpu + 1);
     c.kernel_ns = 100'000'000;
     c.idle_ns = 10'000'000'000 - c.user_ns - c.kernel_ns;
@@ -365,6 +366,30 @@ TEST(Table, TasksAreGroupedByComm) {
   }
   EXPECT_NE(line_starting(s, "hog"), "");
   EXPECT_EQ(line_starting(s, "1001"), "");  // no per-task rows by default
+}
+
+// Two sockets: the tasks of each comm counted by the socket of the CPU they ran on last (task
+// pid % 8 here: "spinlock" 1000 on CPU 0, clients 1001-1004 on CPUs 1-4, the hog on CPU 0).
+TEST(Table, TasksAreCountedBySocketOnMultiSocketMachines) {
+  const std::string s = render_table(make_results(4));
+  const size_t at = s.find("tasks by socket");
+  ASSERT_NE(at, std::string::npos) << s;
+  std::istringstream in(s.substr(at));
+  std::vector<std::vector<std::string>> rows;
+  for (std::string line; std::getline(in, line) && !line.empty();) {
+    std::istringstream words(line);
+    std::vector<std::string> cells;
+    for (std::string w; words >> w;) cells.push_back(w);
+    rows.push_back(cells);
+  }
+  ASSERT_EQ(rows.size(), 3u) << s;
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"tasks", "by", "socket", "spinlock", "spin-client", "hog"}));
+  EXPECT_EQ(rows[1], (std::vector<std::string>{"0", "1", "3", "1"}));
+  EXPECT_EQ(rows[2], (std::vector<std::string>{"1", "0", "1", "0"}));
+  // One socket: no such table.
+  Results one = make_results(4);
+  for (CpuResult& c : one.per_cpu) c.socket = 0;
+  EXPECT_EQ(render_table(one).find("tasks by socket"), std::string::npos);
 }
 
 TEST(Table, PerTaskOptionListsTasksUpToTheLimit) {
