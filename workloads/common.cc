@@ -73,6 +73,8 @@ std::string parse_policy(const std::string& param, const std::string& s, int* po
   return "";
 }
 
+int rt_priority_for(int policy) { return policy == SCHED_FIFO || policy == SCHED_RR ? 1 : 0; }
+
 const char* policy_name(int policy) {
   switch (policy) {
     case SCHED_NORMAL: return "normal";
@@ -102,7 +104,7 @@ std::string spawn_hogs(kernel::Kernel& k, int n, int nice, int policy, uint64_t 
   attr.comm = "hog";
   attr.policy = policy;
   attr.nice = nice;
-  attr.rt_priority = policy == SCHED_FIFO || policy == SCHED_RR ? 1 : 0;  // as the clients
+  attr.rt_priority = rt_priority_for(policy);
   if (std::string e = k.validate_attr(attr); !e.empty()) return "hog_" + e;
   const int tgid = k.create_process("hog");
   for (int i = 0; i < n; ++i) {

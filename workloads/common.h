@@ -39,6 +39,9 @@ std::string parse_dist(const std::string& param, const std::string& spec, Dist* 
 
 // "normal", "batch", "idle", "fifo", "rr" <-> SCHED_*.
 std::string parse_policy(const std::string& param, const std::string& s, int* policy);
+// The RT priority a workload gives threads of `policy`: 1 (the lowest) for SCHED_FIFO and
+// SCHED_RR, 0 otherwise.
+int rt_priority_for(int policy);
 const char* policy_name(int policy);
 
 // The pure CPU hog program: compute forever, in 1 s steps.

@@ -21,7 +21,7 @@ class Hog : public Workload {
     kernel::TaskAttr attr;
     attr.policy = policy;
     attr.nice = nice;
-    attr.rt_priority = policy == SCHED_FIFO || policy == SCHED_RR ? 1 : 0;
+    attr.rt_priority = rt_priority_for(policy);
     if (std::string e = k.validate_attr(attr); !e.empty()) return e;
     tgid_ = k.create_process("hog");
     for (int i = 0; i < threads; ++i) {

@@ -79,7 +79,7 @@ class Oltp : public Workload {
     attr.comm = "oltp";
     attr.policy = policy;
     attr.nice = nice;
-    attr.rt_priority = policy == SCHED_FIFO || policy == SCHED_RR ? 1 : 0;
+    attr.rt_priority = rt_priority_for(policy);
     if (std::string e = k.validate_attr(attr); !e.empty()) return e;
     bool hogs_before = true;
     if (std::string e = parse_hogs_start(p, &hogs_before); !e.empty()) return e;

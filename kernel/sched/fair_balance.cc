@@ -16,9 +16,12 @@ namespace {
 
 constexpr int kNoCpu = -1;
 
-// An allowed CPU that is idle or runs only SCHED_IDLE tasks (select_idle_sibling()'s test).
+// Idle, or running only SCHED_IDLE tasks: what wakeup placement takes as free
+// (available_idle_cpu(cpu) || sched_idle_cpu(cpu) in select_idle_sibling() and its scans).
+bool idle_or_sched_idle(Kernel* k, int cpu) { return available_idle_cpu(k, cpu) || sched_idle_cpu(k, cpu); }
+
 bool idle_cpu_for(Kernel* k, task_struct* p, int cpu) {
-  return task_allowed_on(p, cpu) && (available_idle_cpu(k, cpu) || sched_idle_cpu(k, cpu));
+  return task_allowed_on(p, cpu) && idle_or_sched_idle(k, cpu);
 }
 
 const sched_domain* sd_llc(Kernel* k, int cpu) {
@@ -105,10 +108,10 @@ int select_idle_cpu(Kernel* k, task_struct* p, const sched_domain& llc, bool has
     if (!task_allowed_on(p, cpu)) continue;  // the scan covers span & p->cpus_ptr
     if (has_idle_core) {
       if (core_is_idle(k, cpu)) return cpu;
-      if (idle_cpu == kNoCpu && (available_idle_cpu(k, cpu) || sched_idle_cpu(k, cpu))) idle_cpu = cpu;
+      if (idle_cpu == kNoCpu && idle_or_sched_idle(k, cpu)) idle_cpu = cpu;
     } else {
       if (--nr <= 0) return kNoCpu;
-      if (available_idle_cpu(k, cpu) || sched_idle_cpu(k, cpu)) return cpu;  // __select_idle_cpu()
+      if (idle_or_sched_idle(k, cpu)) return cpu;  // __select_idle_cpu()
     }
   }
   return idle_cpu;
@@ -353,7 +356,7 @@ sg_lb_stats update_sg_wakeup_stats(Kernel* k, const sched_domain& sd, size_t g, 
     sum = group_lb_sum(k, sd, g);
   } else {
     for (int c : sd.groups[g])
-      if (task_allowed_on(p, c)) sum.add(lb_cpu_of(k->rq_of(c)));
+      if (task_allowed_on(p, c)) sum.add(k->lb_view[c]);
   }
   sg_lb_stats s = sg_stats_of(sum, sd.groups[g].size());
   s.type = group_classify(static_cast<unsigned>(sd.imbalance_pct), s);
