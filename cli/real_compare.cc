@@ -81,6 +81,7 @@ int compare_real_with_sim(const real::Params& p, const real::RunResult& m) {
     const char* name;
     double real_v;
     const char* sim_metric;
+    bool share = false;  // a fraction: compared as a difference, not a ratio
   };
   std::vector<Row> rows;
   if (p.workload == real::Workload::kExtendSched2) {
@@ -88,9 +89,11 @@ int compare_real_with_sim(const real::Params& p, const real::RunResult& m) {
             {"total_wait_seconds", static_cast<double>(m.total_wait_ns) / 1e9, "total_wait_seconds"},
             {"avg_grants", m.avg_grants(), "avg_grants"},
             {"avg_reqs", m.avg_reqs(), "avg_reqs"},
-            {"avg_blocks", m.avg_blocks(), "avg_blocks"}};
+            {"avg_blocks", m.avg_blocks(), "avg_blocks"},
+            {"same_cpu_handoff_share", m.same_cpu_handoff_share(), "same_cpu_handoff_share", true}};
   } else {
-    rows = {{"sql_executions_per_second", m.executions_per_s(), "sql_executions_per_second"}};
+    rows = {{"sql_executions_per_second", m.executions_per_s(), "sql_executions_per_second"},
+            {"same_cpu_handoff_share", m.same_cpu_handoff_share(), "same_cpu_handoff_share", true}};
   }
   std::cout << fmt::format("\nsimulator (machine host: {} CPUs, kernel {}, HZ={}) vs this run:\n",
                            r.cpus, r.kernel_version, r.hz);
@@ -98,8 +101,8 @@ int compare_real_with_sim(const real::Params& p, const real::RunResult& m) {
   for (const Row& row : rows) {
     const report::Metric* sm = r.metric(row.sim_metric);
     const double sv = sm ? sm->value : 0;
-    std::cout << fmt::format("  {:<28} {:>14.3f} {:>14.3f} {:>10}\n", row.name, row.real_v, sv,
-                             rel(row.real_v, sv));
+    const std::string diff = row.share ? fmt::format("{:+.3f}", sv - row.real_v) : rel(row.real_v, sv);
+    std::cout << fmt::format("  {:<28} {:>14.3f} {:>14.3f} {:>10}\n", row.name, row.real_v, sv, diff);
   }
   return 0;
 }

@@ -16,6 +16,7 @@ namespace {
 // One lock of the table, on its own cache line (a real lock table pads its latches too).
 struct alignas(64) TableLock {
   SliceSpinLock lock;
+  LastCsCpu last;  // guarded by lock
 };
 
 struct Work {
@@ -33,6 +34,7 @@ void client(const Params* p, Work work, TableLock* table_lock, const std::atomic
     const int64_t taken = now_ns();
     record(taken - first_attempt, st->count, &st->wait_total_ns, &st->wait_max_ns,
            &st->wait_min_ns);
+    table_lock->last.record(st);
     busy_iterations(work.cs_iterations);
     table_lock->lock.unlock();  // releases the request, yields if it was granted
     record(now_ns() - taken, st->count, &st->total_ns, &st->max_ns, &st->min_ns);
@@ -116,9 +118,10 @@ void print_locktable(const RunResult& r, std::ostream& out) {
   }
   std::snprintf(line, sizeof(line),
                 "Executions: %" PRIu64 " in %.3f s = %.1f per second\nTotal wait time: %s\n"
-                "requests %" PRIu64 " grants %" PRIu64 " yields %" PRIu64 " denials %" PRIu64 "\n",
+                "requests %" PRIu64 " grants %" PRIu64 " yields %" PRIu64 " denials %" PRIu64 "\n"
+                "same-CPU hand-offs %.1f%%\n",
                 r.runs, r.elapsed_s, r.executions_per_s(), format_sus(r.total_wait_ns).c_str(),
-                sum.requests, sum.grants, sum.yields, sum.denials);
+                sum.requests, sum.grants, sum.yields, sum.denials, 100 * r.same_cpu_handoff_share());
   out << line;
 }
 

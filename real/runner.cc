@@ -118,6 +118,15 @@ double RunResult::avg_blocks() const {
   return threads.empty() ? 0 : static_cast<double>(b) / static_cast<double>(threads.size());
 }
 
+double RunResult::same_cpu_handoff_share() const {
+  uint64_t h = 0, same = 0;
+  for (const ThreadStats& t : threads) {
+    h += t.handoffs;
+    same += t.same_cpu_handoffs;
+  }
+  return h ? static_cast<double>(same) / static_cast<double>(h) : 0;
+}
+
 double RunResult::executions_per_s() const {
   return elapsed_s > 0 ? static_cast<double>(runs) / elapsed_s : 0;
 }
@@ -229,6 +238,15 @@ Backend setup_worker(const Params& p) {
   const Backend b = init_thread(request_for_mode(p.mode)).backend;
   reset_thread_counters();
   return b;
+}
+
+void LastCsCpu::record(ThreadStats* st) {
+  const int now = sched_getcpu();
+  if (cpu >= 0) {
+    ++st->handoffs;
+    st->same_cpu_handoffs += now == cpu;
+  }
+  cpu = now;
 }
 
 void record(int64_t ns, uint64_t count_before, int64_t* total, int64_t* max, int64_t* min) {

@@ -56,6 +56,10 @@ struct ThreadStats {
   int64_t wait_min_ns = 0;
   uint64_t blocks = 0;   // extend-sched2: lost exchanges after seeing the lock free
   uint64_t dlygrnt = 0;  // critical sections whose extension request was granted
+  // Critical sections this thread began after another one on the same lock, and how many of
+  // them began on the CPU that one ran on (sched_getcpu() with the lock held).
+  uint64_t handoffs = 0;
+  uint64_t same_cpu_handoffs = 0;
   Counters slice;        // the library's counters of this thread
   Backend backend = Backend::kNone;
 };
@@ -75,6 +79,9 @@ struct RunResult {
   double avg_reqs() const;    // runs per thread
   double avg_blocks() const;  // blocks per thread
   double executions_per_s() const;
+  // Of the critical sections that followed another on the same lock, the share that began
+  // on that one's CPU: 1 when the threads of a lock share a CPU, near 0 when each has its own.
+  double same_cpu_handoff_share() const;
 };
 
 // Runs the workload. "" on success; else an error (bad parameters, backend unavailable, a

@@ -40,6 +40,13 @@ Request request_for_mode(int mode);
 // Per-thread setup: pin, select the mode's backend, zero the counters. Returns the backend.
 Backend setup_worker(const Params& p);
 
+// Where the previous critical section on a lock ran; updated with the lock held.
+struct LastCsCpu {
+  int cpu = -1;
+  // Counts this critical section (run by `st` on the CPU it is on now) as a hand-off.
+  void record(ThreadStats* st);
+};
+
 // Min/max/total of a series of durations.
 void record(int64_t ns, uint64_t count_before, int64_t* total, int64_t* max, int64_t* min);
 

@@ -26,6 +26,7 @@ struct Object {
   user::SpinLock lock;
   kernel::UserWord x;
   int nthreads = 0;
+  CsCpuTrail trail;  // where its critical sections ran
 };
 
 // One thread's numbers, as the original keeps them.
@@ -70,6 +71,7 @@ user::Program es2_worker(user::Thread& t, const Shared* s, Worker* w) {
     // 4. got it: the wait since the first attempt, x++, the critical section.
     const int64_t taken = t.now();
     w->wait.add(taken - first_attempt);
+    o->trail.record(t.cpu());
     const int64_t mine = t.fetch_add(&o->x, 1) + 1;
     co_await t.compute(s->cs.sample(t.rng()));
     // 5. release the lock, then the request; give the CPU back if it was granted.
@@ -178,6 +180,9 @@ class ExtendSched2 : public Workload {
     add("avg_blocks", static_cast<double>(blocks) / n, "", "lost exchanges per thread");
     add("starved_threads", static_cast<double>(starved), "",
         "threads that never completed a critical section (their wait is in no total)");
+    std::vector<CsCpuTrail> trails;
+    for (const Object& o : objs_) trails.push_back(o.trail);
+    report_same_cpu_handoffs(trails, r);
     for (const std::string& s : notices_) r->notices.push_back(s);
     report_client_lock_metrics(k, tgid_, duration, abi_, workers_, r);
 

@@ -146,4 +146,15 @@ user::Task<> lock_extended(user::Thread& t, user::SpinLock* lock, user::SliceExt
   }
 }
 
+void report_same_cpu_handoffs(const std::vector<CsCpuTrail>& trails, report::Results* r) {
+  uint64_t handoffs = 0, same = 0;
+  for (const CsCpuTrail& t : trails) {
+    handoffs += t.handoffs;
+    same += t.same_cpu;
+  }
+  r->metrics.push_back({"same_cpu_handoff_share",
+                        handoffs ? static_cast<double>(same) / static_cast<double>(handoffs) : 0, "",
+                        "critical sections that began on the CPU of the lock's previous one"});
+}
+
 }  // namespace workloads

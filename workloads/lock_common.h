@@ -24,6 +24,24 @@ struct LockClient {
   int64_t init_ret = 0;
 };
 
+// Where a lock's critical sections run: the CPU of the last one, and how many began on the
+// CPU of the one before. `schedlab real` counts the same (real/runner_internal.h), so the
+// two can be compared: 1 when a lock's threads share a CPU, near 0 when each has its own.
+struct CsCpuTrail {
+  int last_cpu = -1;
+  uint64_t handoffs = 0, same_cpu = 0;
+  // A critical section begins on `cpu` (the lock is held).
+  void record(int cpu) {
+    if (last_cpu >= 0) {
+      handoffs++;
+      same_cpu += cpu == last_cpu;
+    }
+    last_cpu = cpu;
+  }
+};
+// Adds the metric same_cpu_handoff_share over the trails of a workload's locks.
+void report_same_cpu_handoffs(const std::vector<CsCpuTrail>& trails, report::Results* r);
+
 // Lock-holder preemptions, spinning, the hogs' CPU and the extension's counters of `tgid`.
 void report_lock_metrics(const kernel::Kernel& k, int tgid, sim::Time duration, user::SliceAbi abi,
                          const std::vector<const user::SliceExtClient*>& clients,

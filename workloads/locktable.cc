@@ -35,6 +35,7 @@ using Client = LockClient;
 
 struct Shared {
   std::vector<user::SpinLock> locks;
+  std::vector<CsCpuTrail> trails;  // per lock
   Dist query, cs;
   uint64_t executions = 0;
   sim::Histogram acquire_ns, hold_ns;
@@ -49,6 +50,7 @@ user::Program locktable_client(user::Thread& t, Shared* s, Client* c, int lock_i
     co_await lock_extended(t, lock, &c->ext);
     const int64_t taken = t.now();
     s->acquire_ns.add(taken - start);
+    s->trails[static_cast<size_t>(lock_index)].record(t.cpu());
     co_await t.compute(s->cs.sample(t.rng()));
     lock->unlock(t);
     s->hold_ns.add(t.now() - taken);
@@ -84,6 +86,7 @@ class LockTable : public Workload {
       return "locks: more locks than clients (" + std::to_string(locks) + " > " +
              std::to_string(clients) + ")";
     s_.locks = std::vector<user::SpinLock>(static_cast<size_t>(locks));
+    s_.trails.assign(static_cast<size_t>(locks), CsCpuTrail{});
     kernel::TaskAttr attr;
     attr.comm = "client";
     attr.policy = policy;
@@ -113,6 +116,7 @@ class LockTable : public Workload {
     r->notices.push_back(summary_);
     r->metrics.push_back({"sql_executions_per_second", static_cast<double>(s_.executions) / secs,
                           "1/s", "client loops completed (query + critical section)"});
+    report_same_cpu_handoffs(s_.trails, r);
     report_client_lock_metrics(k, tgid_, duration, abi_, clients_, r);
     r->latencies.push_back(latency_summary("acquire", s_.acquire_ns));
     r->latencies.push_back(latency_summary("hold", s_.hold_ns));

@@ -1,6 +1,8 @@
 // The real-kernel runner: bad parameters give one error naming the parameter and exit code 2;
 // short extend-sched2 and locktable runs print the original's lines and numbers that add up;
 // --compare-sim calls the hook or fails cleanly. Runs are short and assert no timing.
+#include <sched.h>
+
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -115,7 +117,7 @@ TEST(RunnerExtendSched2, ShortRunPrintsTheOriginalLines) {
   std::istringstream lines(out);
   std::vector<std::string> l;
   for (std::string s; std::getline(lines, s);) l.push_back(s);
-  ASSERT_EQ(l.size(), 6u) << out;
+  ASSERT_EQ(l.size(), 7u) << out;
   for (int i = 0; i < 2; ++i) {
     const std::string& s = l[i];
     EXPECT_EQ(s.rfind("thread " + std::to_string(i) + ": count ", 0), 0u) << s;
@@ -129,6 +131,7 @@ TEST(RunnerExtendSched2, ShortRunPrintsTheOriginalLines) {
   EXPECT_EQ(l[4].rfind("avg # grants ", 0), 0u);
   EXPECT_NE(l[4].find(" avg reqs "), std::string::npos);
   EXPECT_EQ(l[5].rfind("avg # blocks ", 0), 0u);
+  EXPECT_EQ(l[6].rfind("same-CPU hand-offs ", 0), 0u);  // schedlab's line, after the original's
   // 2 CPUs: the original's nobj = 2 / 10 = 0 is replaced by 1, with a notice.
   EXPECT_NE(err.find("divide by zero"), std::string::npos) << err;
 }
@@ -153,6 +156,23 @@ TEST(RunnerExtendSched2, NumbersAddUp) {
   EXPECT_EQ(wait, r.total_wait_ns);
   EXPECT_GT(r.runs, 0u);
   EXPECT_GT(r.elapsed_s, 0.0);
+}
+
+// Both workers pinned to one CPU hand the lock over on that CPU every time.
+TEST(RunnerExtendSched2, SameCpuHandoffShareIsOneWhenTheWorkersShareACpu) {
+  cpu_set_t set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  int cpu = 0;
+  while (!CPU_ISSET(cpu, &set)) ++cpu;
+  real::Params p = short_extend_sched2();
+  p.cpus = {cpu};
+  real::RunResult r;
+  ASSERT_EQ(real::run(p, &r), "");
+  uint64_t handoffs = 0;
+  for (const real::ThreadStats& t : r.threads) handoffs += t.handoffs;
+  ASSERT_GT(handoffs, 0u);
+  EXPECT_EQ(handoffs, r.runs - 1);  // every critical section but the first follows another
+  EXPECT_DOUBLE_EQ(r.same_cpu_handoff_share(), 1.0);
 }
 
 TEST(RunnerLockTable, ShortRunCountsExecutions) {

@@ -74,6 +74,25 @@ TEST(WorkloadExtendSched2, BelowTenCpusUsesOneObjectAndPrintsTheOriginalLines) {
   EXPECT_EQ(metric(r, "avg_grants"), 0);  // ext=none asks for nothing
 }
 
+// The hand-off share tells where a lock's threads ran: on one CPU every critical section
+// begins where the last one ran; two workers alone on two CPUs each keep their own CPU.
+TEST(WorkloadExtendSched2, SameCpuHandoffShareTellsWhetherTheWorkersShareACpu) {
+  const report::Results one = run("extend-sched2", {"machine=small4", "cpus=1", "threads=2",
+                                                     "hogs=0", "locks=1", "duration=200ms"});
+  EXPECT_DOUBLE_EQ(metric(one, "same_cpu_handoff_share"), 1.0);
+  const report::Results two = run("extend-sched2", {"machine=small4", "cpus=2", "threads=2",
+                                                     "hogs=0", "locks=1", "duration=200ms"});
+  EXPECT_GT(metric(two, "runs"), 10);
+  EXPECT_LT(metric(two, "same_cpu_handoff_share"), 0.1);
+}
+
+TEST(WorkloadLockTable, SameCpuHandoffShareIsOneOnOneCpu) {
+  const report::Results r = run("locktable", {"machine=small4", "cpus=1", "clients=3", "hogs=0",
+                                              "locks=1", "duration=100ms"});
+  EXPECT_GT(metric(r, "sql_executions_per_second"), 0);
+  EXPECT_DOUBLE_EQ(metric(r, "same_cpu_handoff_share"), 1.0);
+}
+
 TEST(WorkloadExtendSched2, TenCpusNeedNoNotice) {
   const report::Results r = run("extend-sched2", {"machine=vm50", "cpus=10", "duration=100ms"});
   EXPECT_FALSE(has_notice(r, "the original divides by zero"));
