@@ -37,6 +37,11 @@ struct Costs {
   // of the local timer's delivery (instruction boundary, cache misses, interrupts-off sections,
   // a hypervisor). 0 = exact timers, the model before this key (and of profiles without it).
   sim::Time timer_irq_jitter_ns = 0;
+  // Background activity: the rest of the system (kernel workers, daemons) wakes on each CPU
+  // this often (per second, Poisson) and runs background_run_ns each time. 0 = a machine that
+  // runs nothing but the scenario (every profile before this key).
+  int background_wakeups_per_s = 0;
+  sim::Time background_run_ns = 0;
   int smt_slowdown_permille = 1250;      // user work runs this much slower while the sibling is busy
   bool idle_polling = false;             // idle loop polls TIF_NEED_RESCHED (no wakeup IPI needed)
 

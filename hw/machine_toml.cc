@@ -36,6 +36,7 @@ constexpr TimeField kTimeFields[] = {
     {"newidle_balance_ns", &Costs::newidle_balance_ns},
     {"clone_ns", &Costs::clone_ns},
     {"timer_irq_jitter_ns", &Costs::timer_irq_jitter_ns},
+    {"background_run_ns", &Costs::background_run_ns},
 };
 // Above one second a per-event cost is surely a unit mistake (and could overflow sums of
 // simulated time), so it is rejected rather than simulated.
@@ -122,6 +123,11 @@ class Reader {
         int64_t x = 0;
         if (!int_value(v, name, 1000, 4000, &x)) return false;
         c->smt_slowdown_permille = static_cast<int>(x);
+      } else if (k.str() == "background_wakeups_per_s") {
+        // A million a second per CPU would leave no time between wakeups.
+        int64_t x = 0;
+        if (!int_value(v, name, 0, 100000, &x)) return false;
+        c->background_wakeups_per_s = static_cast<int>(x);
       } else if (k.str() == "idle_polling") {
         const auto* b = v.as_boolean();
         if (b == nullptr) return fail(name + " must be a boolean (got " + type_name(v) + ")");
@@ -219,6 +225,7 @@ const std::vector<std::string>& cost_keys() {
     std::vector<std::string> k;
     for (const TimeField& f : kTimeFields) k.push_back(f.key);
     k.push_back("smt_slowdown_permille");
+    k.push_back("background_wakeups_per_s");
     k.push_back("idle_polling");
     return k;
   }();

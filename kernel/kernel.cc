@@ -156,8 +156,8 @@ int Kernel::create_thread(int tgid, const TaskAttr& attr, std::unique_ptr<UserCo
   st->fn = start_thread_fn;
   st->ctx = p.get();
   // One parent forks the threads one after another.
-  const sim::Time fork_at = std::max(start, next_fork_);
-  next_fork_ = fork_at + machine_.costs.clone_ns;
+  const sim::Time fork_at = attr.preexisting ? start : std::max(start, next_fork_);
+  if (!attr.preexisting) next_fork_ = fork_at + machine_.costs.clone_ns;
   engine_->arm(st.get(), fork_at);
   const int pid = p->pid;
   prog->pid = pid;

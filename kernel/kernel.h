@@ -23,6 +23,9 @@ struct TaskAttr {
   int rt_priority = 0;     // SCHED_FIFO/RR: 1..99
   std::vector<int> cpus;   // allowed CPUs; empty = all
   int64_t slice_ns = 0;    // fair: sched_attr.sched_runtime, a custom slice (0 = the sysctl)
+  // Already there when the scenario starts (a kernel thread, a daemon): it starts at its start
+  // time and is not forked by the launching parent, so it does not delay the forks.
+  bool preexisting = false;
 };
 
 // Errors the kernel reports for one run (invariant violations the model survived).

@@ -322,6 +322,8 @@ std::string run(const Experiment& e, report::Results* out, const Progress& progr
 
   sim::Engine engine;
   kernel::Kernel k(&engine, m, cfg);
+  // The rest of the system first: it runs before the scenario's threads are forked.
+  if (std::string err = workloads::spawn_background(k, e.seed ^ 0xb4c6b0d1ULL); !err.empty()) return err;
   std::unique_ptr<workloads::Workload> w = info->make();
   if (std::string err = w->setup(k, workloads::Params(params), e.seed); !err.empty()) return err;
   std::vector<std::unique_ptr<workloads::Workload>> extras;

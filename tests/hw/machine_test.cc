@@ -184,6 +184,13 @@ TEST(MachineToml, SmtSlowdownMustBeBetween1000And4000) {
             "machine 'foo.toml': costs.smt_slowdown_permille must be <= 4000 (got 4001)");
 }
 
+TEST(MachineToml, BackgroundWakeupsMustBeBetween0And100000) {
+  EXPECT_EQ(parse_error(std::string(kMinimal) + "[costs]\nbackground_wakeups_per_s = -1\n"),
+            "machine 'foo.toml': costs.background_wakeups_per_s must be >= 0 (got -1)");
+  EXPECT_EQ(parse_error(std::string(kMinimal) + "[costs]\nbackground_wakeups_per_s = 100001\n"),
+            "machine 'foo.toml': costs.background_wakeups_per_s must be <= 100000 (got 100001)");
+}
+
 TEST(MachineToml, WrongTypesAreNamed) {
   EXPECT_EQ(parse_error("[topology]\nsockets = \"2\"\ncores_per_socket = 4\n"),
             "machine 'foo.toml': topology.sockets must be an integer (got a string)");

@@ -130,4 +130,28 @@ TEST(Fork, OneParentForksEveryThreadInCreationOrderCloneNsApart) {
   EXPECT_EQ(forked_by(sim::kNsecPerMsec + 10 * sim::kNsecPerUsec), 5u);
 }
 
+// A thread that was there before the scenario (the machine's background activity) starts at
+// its start time and is not forked by the launching parent: the forks keep their pace.
+TEST(Fork, PreexistingThreadsStartAtTheirTimeAndDoNotDelayTheForks) {
+  hw::Machine m = flat_machine(4);
+  m.costs.clone_ns = 10 * sim::kNsecPerUsec;
+  Sim s(m);
+  kernel::TaskAttr pre;
+  pre.preexisting = true;
+  s.spawn({}, hog);
+  s.spawn(pre, hog);
+  s.spawn(pre, hog);
+  s.spawn({}, hog);
+  s.k->start();
+  auto running_at = [&](sim::Time t) {
+    s.engine.run_until(t);
+    unsigned n = 0;
+    for (int c = 0; c < 4; ++c) n += s.k->cpu_rq(c).nr_running;
+    return n;
+  };
+  EXPECT_EQ(running_at(1), 3u);  // the first fork and both preexisting threads
+  EXPECT_EQ(running_at(10 * sim::kNsecPerUsec - 1), 3u);
+  EXPECT_EQ(running_at(10 * sim::kNsecPerUsec), 4u);  // the second fork, clone_ns after the first
+}
+
 }  // namespace

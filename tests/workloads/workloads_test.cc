@@ -6,6 +6,7 @@
 #include <cmath>
 #include <initializer_list>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 
@@ -91,6 +92,39 @@ TEST(WorkloadLockTable, SameCpuHandoffShareIsOneOnOneCpu) {
                                               "locks=1", "duration=100ms"});
   EXPECT_GT(metric(r, "sql_executions_per_second"), 0);
   EXPECT_DOUBLE_EQ(metric(r, "same_cpu_handoff_share"), 1.0);
+}
+
+// The machine's background activity: one pinned thread per CPU, which wakes about `rate`
+// times a second and runs run_ns each time (plus its own kernel work: the sleep's syscall and
+// the switches); none without the key (every profile but host).
+TEST(Background, OneThreadPerCpuRunsRateTimesBurst) {
+  scenario::Experiment e;
+  for (const char* a : {"workload=hog", "machine=small4", "threads=0", "duration=1s",
+                        "machine.background_wakeups_per_s=1000", "machine.background_run_ns=10000"})
+    ASSERT_EQ(scenario::set_assignment(&e, a), "") << a;
+  report::Results r;
+  ASSERT_EQ(scenario::run(e, &r), "");
+  std::set<int> cpus;
+  for (const auto& t : r.tasks) {
+    if (t.comm != "background") continue;
+    cpus.insert(t.cpu);
+    EXPECT_EQ(t.nr_migrations, 0u);
+    // About 1000 bursts in 1 s (a Poisson count: 3% spread) of 10 us each, plus at most a
+    // few us of kernel paths per burst (small4: 1.5 us switches, 100 ns syscall halves). Bursts
+    // already due when the last one ends follow it without a sleep (and a wakeup).
+    EXPECT_GT(t.run_ns, 9'000'000) << "cpu " << t.cpu;
+    EXPECT_LT(t.run_ns, 16'000'000) << "cpu " << t.cpu;
+    EXPECT_LE(t.nr_wakeups, 1100u) << "cpu " << t.cpu;
+  }
+  EXPECT_EQ(cpus, (std::set<int>{0, 1, 2, 3}));
+  const report::Results none = run("hog", {"machine=small4", "threads=0", "duration=100ms"});
+  for (const auto& t : none.tasks) EXPECT_NE(t.comm, "background");
+}
+
+TEST(Background, WakeupsWithoutABurstAreAnError) {
+  EXPECT_NE(run_error("hog", {"machine=small4", "machine.background_wakeups_per_s=10"})
+                .find("background_run_ns"),
+            std::string::npos);
 }
 
 TEST(WorkloadExtendSched2, TenCpusNeedNoNotice) {
