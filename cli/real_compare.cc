@@ -97,6 +97,14 @@ int compare_real_with_sim(const real::Params& p, const real::RunResult& m) {
   }
   std::cout << fmt::format("\nsimulator (machine host: {} CPUs, kernel {}, HZ={}) vs this run:\n",
                            r.cpus, r.kernel_version, r.hz);
+  // The same simulation from the command line, to vary or repeat it.
+  std::string cmd = "schedlab run " + e.workload + " --machine host";
+  if (e.cpus > 0) cmd += " --cpus " + std::to_string(e.cpus);
+  if (!e.kernel_version.empty()) cmd += " --kernel " + e.kernel_version;
+  for (const std::string& a : sets) cmd += " --set " + a;
+  cmd += e.duration_ns % 1000000 == 0 ? fmt::format(" --duration {}ms", e.duration_ns / 1000000)
+                                      : fmt::format(" --duration {}ns", e.duration_ns);
+  std::cout << "  (" << cmd << ")\n";
   std::cout << fmt::format("  {:<28} {:>14} {:>14} {:>10}\n", "metric", "real", "simulated", "sim-real");
   for (const Row& row : rows) {
     const report::Metric* sm = r.metric(row.sim_metric);

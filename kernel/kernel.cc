@@ -155,10 +155,19 @@ int Kernel::create_thread(int tgid, const TaskAttr& attr, std::unique_ptr<UserCo
   auto st = std::make_unique<sim::Timer>();
   st->fn = start_thread_fn;
   st->ctx = p.get();
-  // One parent forks the threads one after another.
-  const sim::Time fork_at = attr.preexisting ? start : std::max(start, next_fork_);
-  if (!attr.preexisting) next_fork_ = fork_at + machine_.costs.clone_ns;
-  engine_->arm(st.get(), fork_at);
+  if (attr.preexisting) {
+    // A long sleeper from before the run: asleep on its CPU with its averages decayed to
+    // nothing, its timer due at `start`, where the hrtimer wakes it like any sleeper.
+    p->__state = TASK_INTERRUPTIBLE;
+    p->se.avg = sched_avg{};
+    p->sleep_timer.arg = static_cast<uint32_t>(p->cpu);
+    engine_->arm(&p->sleep_timer, start);
+  } else {
+    // One parent forks the threads one after another.
+    const sim::Time fork_at = std::max(start, next_fork_);
+    next_fork_ = fork_at + machine_.costs.clone_ns;
+    engine_->arm(st.get(), fork_at);
+  }
   const int pid = p->pid;
   prog->pid = pid;
   programs_.push_back(std::move(prog));

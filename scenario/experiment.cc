@@ -288,6 +288,13 @@ std::string load_experiment_machine(const Experiment& e, hw::Machine* m) {
     if (hw::LoadResult r = hw::restrict_cpus(m, e.cpus); !r.ok()) return r.error;
   for (const auto& [key, value] : e.machine_costs)
     if (hw::LoadResult r = hw::set_cost(m, key, value); !r.ok()) return r.error;
+  const hw::Costs& c = m->costs;
+  if (c.background_wakeups_per_s > 0 && c.background_run_ns <= 0)
+    return "machine.background_run_ns: must be > 0 when background_wakeups_per_s is set (got 0)";
+  // Beyond half of each CPU it is no longer background but a second workload.
+  if (static_cast<double>(c.background_wakeups_per_s) * static_cast<double>(c.background_run_ns) > 0.5e9)
+    return "machine.background_wakeups_per_s x background_run_ns: more than half of each CPU (" +
+           std::to_string(c.background_wakeups_per_s) + "/s x " + std::to_string(c.background_run_ns) + " ns)";
   return "";
 }
 

@@ -118,13 +118,12 @@ std::string spawn_hogs(kernel::Kernel& k, int n, int nice, int policy, uint64_t 
 namespace {
 // Wakeups come from timers, a Poisson process of its own: the next one is due a random time
 // after the previous one was due, however long that one waited for the CPU (a late one is
-// followed at once by any already due).
-user::Program background_program(user::Thread& t, double mean_sleep_ns, int64_t run_ns) {
-  int64_t due = t.now();
+// followed at once by any already due). The thread starts asleep; its first timer is `due`.
+user::Program background_program(user::Thread& t, int64_t due, double mean_sleep_ns, int64_t run_ns) {
   for (;;) {
+    co_await t.compute(run_ns);
     due += std::max<int64_t>(1, round_half_away(t.rng().exponential(mean_sleep_ns)));
     if (due > t.now()) co_await t.sleep_until(due);
-    co_await t.compute(run_ns);
   }
 }
 }  // namespace
@@ -132,7 +131,6 @@ user::Program background_program(user::Thread& t, double mean_sleep_ns, int64_t 
 std::string spawn_background(kernel::Kernel& k, uint64_t seed) {
   const hw::Costs& c = k.machine().costs;
   if (c.background_wakeups_per_s <= 0) return "";
-  if (c.background_run_ns <= 0) return "machine: background_wakeups_per_s needs background_run_ns > 0";
   kernel::TaskAttr attr;
   attr.comm = "background";
   attr.preexisting = true;
@@ -141,8 +139,9 @@ std::string spawn_background(kernel::Kernel& k, uint64_t seed) {
   for (int cpu = 0; cpu < k.nr_cpus(); ++cpu) {
     attr.cpus = {cpu};
     auto th = std::make_unique<user::Thread>(&k, sim::Rng(seed, 0x500000 + static_cast<uint64_t>(cpu)));
-    th->start(background_program(*th, mean_sleep_ns, c.background_run_ns));
-    k.create_thread(tgid, attr, std::move(th));
+    const int64_t first = std::max<int64_t>(1, round_half_away(th->rng().exponential(mean_sleep_ns)));
+    th->start(background_program(*th, first, mean_sleep_ns, c.background_run_ns));
+    k.create_thread(tgid, attr, std::move(th), first);
   }
   return "";
 }

@@ -130,17 +130,17 @@ TEST(Fork, OneParentForksEveryThreadInCreationOrderCloneNsApart) {
   EXPECT_EQ(forked_by(sim::kNsecPerMsec + 10 * sim::kNsecPerUsec), 5u);
 }
 
-// A thread that was there before the scenario (the machine's background activity) starts at
-// its start time and is not forked by the launching parent: the forks keep their pace.
-TEST(Fork, PreexistingThreadsStartAtTheirTimeAndDoNotDelayTheForks) {
+// A thread that was there before the scenario (the machine's background activity) sleeps
+// until its start time and is not forked by the launching parent: the forks keep their pace.
+TEST(Fork, PreexistingThreadsSleepUntilTheirStartAndDoNotDelayTheForks) {
   hw::Machine m = flat_machine(4);
   m.costs.clone_ns = 10 * sim::kNsecPerUsec;
   Sim s(m);
   kernel::TaskAttr pre;
   pre.preexisting = true;
   s.spawn({}, hog);
-  s.spawn(pre, hog);
-  s.spawn(pre, hog);
+  s.spawn(pre, hog, 5 * sim::kNsecPerUsec);
+  s.spawn(pre, hog, 5 * sim::kNsecPerUsec);
   s.spawn({}, hog);
   s.k->start();
   auto running_at = [&](sim::Time t) {
@@ -149,9 +149,41 @@ TEST(Fork, PreexistingThreadsStartAtTheirTimeAndDoNotDelayTheForks) {
     for (int c = 0; c < 4; ++c) n += s.k->cpu_rq(c).nr_running;
     return n;
   };
-  EXPECT_EQ(running_at(1), 3u);  // the first fork and both preexisting threads
-  EXPECT_EQ(running_at(10 * sim::kNsecPerUsec - 1), 3u);
+  EXPECT_EQ(running_at(1), 1u);  // the first fork only
+  EXPECT_EQ(running_at(5 * sim::kNsecPerUsec - 1), 1u);
+  EXPECT_EQ(running_at(10 * sim::kNsecPerUsec - 1), 3u);  // + the two sleepers, woken at 5 us
   EXPECT_EQ(running_at(10 * sim::kNsecPerUsec), 4u);  // the second fork, clone_ns after the first
+}
+
+user::Program blip_then_sleep(user::Thread& t) {
+  co_await t.compute(sim::kNsecPerUsec);
+  co_await t.nanosleep(10 * sim::kNsecPerSec);
+}
+
+// A preexisting thread is a long sleeper, not a new task: when it has woken, run a little and
+// slept again, it leaves almost no load, so later forks go where they would without it. (A
+// forked thread would start at full load and half the free utilisation.)
+TEST(Fork, PreexistingThreadsLeaveNoLoadToMoveTheForks) {
+  auto placements = [](bool with_sleepers) {
+    hw::Machine m = flat_machine(4);
+    m.costs.clone_ns = 10 * sim::kNsecPerUsec;
+    Sim s(m);
+    kernel::TaskAttr pre;
+    pre.preexisting = true;
+    if (with_sleepers)
+      for (int c = 0; c < 2; ++c) {
+        pre.cpus = {c};
+        s.spawn(pre, blip_then_sleep);
+      }
+    std::vector<int> pids;
+    for (int i = 0; i < 3; ++i) pids.push_back(s.spawn({}, hog, 100 * sim::kNsecPerUsec));
+    s.k->start();
+    s.engine.run_until(sim::kNsecPerMsec);
+    std::vector<int> cpus;
+    for (int pid : pids) cpus.push_back(s.task(pid).cpu);
+    return cpus;
+  };
+  EXPECT_EQ(placements(true), placements(false));
 }
 
 }  // namespace
