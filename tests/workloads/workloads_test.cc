@@ -121,10 +121,17 @@ TEST(Background, OneThreadPerCpuRunsRateTimesBurst) {
   for (const auto& t : none.tasks) EXPECT_NE(t.comm, "background");
 }
 
-TEST(Background, WakeupsWithoutABurstAreAnError) {
+TEST(Background, WakeupsWithoutABurstOrOverHalfTheCpuAreErrors) {
   EXPECT_NE(run_error("hog", {"machine=small4", "machine.background_wakeups_per_s=10"})
-                .find("background_run_ns"),
+                .find("background_run_ns: must be > 0"),
             std::string::npos);
+  EXPECT_NE(run_error("hog", {"machine=small4", "machine.background_wakeups_per_s=1000",
+                              "machine.background_run_ns=600000"})
+                .find("more than half of each CPU"),
+            std::string::npos);
+  EXPECT_EQ(run_error("hog", {"machine=small4", "duration=10ms", "machine.background_wakeups_per_s=1000",
+                              "machine.background_run_ns=400000"}),
+            "");
 }
 
 TEST(WorkloadExtendSched2, TenCpusNeedNoNotice) {
