@@ -36,6 +36,8 @@ class Thread : public kernel::UserContext {
   }
 
   // ---- Blocking verbs. ----
+  // Compute a verb's argument into a variable first when it needs a conditional: g++ 12
+  // evaluates both arms of one inside an awaited operand (tests/CMakeLists.txt checks).
   // Blocks the calling thread until it has done `ns` of user work (preemptible).
   Action compute(int64_t ns) { return act(kernel::UserAction::Compute, ns); }
   // Busy-waits in user mode while *w == v; returns once the change is visible here.
