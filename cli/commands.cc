@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fmt/format.h>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -270,6 +271,29 @@ int do_list(const std::string& what) {
   return 0;
 }
 
+// The processor the bench ran on, from /proc/cpuinfo ("AMD EPYC (family 26, model 2)"), so
+// that a figure can be told apart from one taken on other hardware: the same build has run
+// 2.6 times faster on one VM of this project's kind than on another. "unknown" if unreadable.
+std::string host_cpu_description() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, name, family, model;
+  auto value = [&](const char* key, std::string* out) {
+    if (!out->empty() || line.rfind(key, 0) != 0) return;
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) return;
+    const size_t b = line.find_first_not_of(" \t", colon + 1);
+    *out = b == std::string::npos ? "" : line.substr(b);
+  };
+  while (std::getline(in, line) && (name.empty() || family.empty() || model.empty())) {
+    value("model name", &name);
+    value("cpu family", &family);
+    if (line.rfind("model\t", 0) == 0) value("model", &model);
+  }
+  if (name.empty()) return "unknown";
+  if (family.empty() || model.empty()) return name;
+  return fmt::format("{} (family {}, model {})", name, family, model);
+}
+
 // The fixed benchmark scenario: Genoa, 300 spin-lock clients + 400 hogs, HZ=250.
 int do_bench(const std::string& json, const std::string& duration,
              const std::vector<std::string>& sets, int repeat) {
@@ -299,6 +323,7 @@ int do_bench(const std::string& json, const std::string& duration,
     walls.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   const double wall = *std::min_element(walls.begin(), walls.end());
+  const std::string host = host_cpu_description();
   const double eps = static_cast<double>(r.events) / wall;
   const double ratio = static_cast<double>(e.duration_ns) / 1e9 / wall;
   // With --json - the JSON alone goes to stdout (as for run and compare); the table to stderr.
@@ -306,12 +331,12 @@ int do_bench(const std::string& json, const std::string& duration,
   table_out << fmt::format(
       "bench: {} ({} CPUs), spinlock 300 clients / 30 locks + 400 hogs, HZ=250{}, {:.1f} s simulated\n"
       "  events                {}\n  wall seconds          {:.3f}{}\n"
-      "  events/s              {:.0f}\n  simulated s / wall s  {:.3f}\n",
+      "  events/s              {:.0f}\n  simulated s / wall s  {:.3f}\n  host CPU              {}\n",
       r.machine, r.cpus, extra, static_cast<double>(e.duration_ns) / 1e9, r.events, wall,
       repeat > 1 ? fmt::format("  (fastest of {} runs; slowest {:.3f})", repeat,
                                *std::max_element(walls.begin(), walls.end()))
                  : std::string(),
-      eps, ratio);
+      eps, ratio, host);
   if (!json.empty()) {
     nlohmann::ordered_json j;
     j["scenario"] = "genoa spinlock threads=300 locks=30 hogs=400 hz=250" + extra;
@@ -324,6 +349,7 @@ int do_bench(const std::string& json, const std::string& duration,
     j["wall_seconds_all"] = walls;
     j["events_per_second"] = eps;
     j["simulated_seconds_per_wall_second"] = ratio;
+    j["host_cpu"] = host;
     std::string err;
     if (!report::write_file_atomic(json, j.dump(2) + "\n", &err)) {
       std::fprintf(stderr, "schedlab: error: %s\n", err.c_str());

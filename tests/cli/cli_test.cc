@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
 #include "report/json.h"
 #include "scenario/compare.h"
@@ -124,6 +126,30 @@ TEST(Cli, ListNamesPerVersionFeatureDefaults) {
   const std::string out = ::testing::internal::GetCapturedStdout();
   EXPECT_NE(out.find("sched_feat.NI_RANDOM            true (6.12: false)"), std::string::npos) << out;
   EXPECT_NE(out.find("sched_feat.PLACE_LAG            true\n"), std::string::npos) << out;
+}
+
+// `bench --json` writes the documented keys in order (docs/results-schema.md), with figures
+// that agree with each other and the processor they were taken on.
+TEST(Cli, BenchJsonHasTheDocumentedKeysAndConsistentFigures) {
+  const std::string path = tmp_path("bench.json");
+  ASSERT_EQ(run_cli({"bench", "--duration", "20ms", "--repeat", "2", "--json", path}), 0);
+  std::ifstream in(path);
+  const nlohmann::ordered_json j = nlohmann::ordered_json::parse(in);
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : j.items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{
+                      "scenario", "machine", "cpus", "simulated_seconds", "events", "repeat",
+                      "wall_seconds", "wall_seconds_all", "events_per_second",
+                      "simulated_seconds_per_wall_second", "host_cpu"}));
+  EXPECT_EQ(j["cpus"], 384);
+  EXPECT_EQ(j["repeat"], 2);
+  EXPECT_EQ(j["wall_seconds_all"].size(), 2u);
+  const double wall = j["wall_seconds"];
+  EXPECT_GT(j["events"].get<uint64_t>(), 1000u);
+  EXPECT_NEAR(j["events_per_second"].get<double>() * wall, j["events"].get<double>(), 1.0);
+  EXPECT_NEAR(j["simulated_seconds_per_wall_second"].get<double>() * wall, 0.02, 1e-9);
+  EXPECT_FALSE(j["host_cpu"].get<std::string>().empty());
+  std::remove(path.c_str());
 }
 
 TEST(Determinism, SameScenarioAndSeedGiveByteIdenticalJson) {
