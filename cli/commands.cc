@@ -241,6 +241,8 @@ int do_list(const std::string& what) {
                "                   scaled; default 750000 in 6.12, else 700000)\n"
                "  nohz_idle        true | false (default true)\n"
                "  skew_tick        0 | 1: offset each CPU's tick (boot parameter; default 0)\n"
+               "  launcher         task | outside: who forks the threads: a task that takes CPU\n"
+               "                   time where it runs, or a parent off the machine (default task)\n"
                "  migration_cost_ns, rr_timeslice_ms\n"
                "  fair_server.runtime_ns, fair_server.period_ns\n"
                "                   fair deadline server (default 50000000 per 1000000000; 0 = off)\n"

@@ -147,6 +147,12 @@ std::string set_config_key(KernelConfig* cfg, const std::string& key, const std:
     cfg->skew_tick = b;
     return "";
   }
+  if (key == "launcher") {
+    if (value != "task" && value != "outside")
+      return "launcher: expected task or outside (got '" + value + "')";
+    cfg->launcher_task = value == "task";
+    return "";
+  }
   if (key == "migration_cost_ns") {
     if (!parse_int(value, &n) || n < 0 || n > 1000000000000LL)
       return "migration_cost_ns: must be an integer in 0..1000000000000 (got '" + value + "')";

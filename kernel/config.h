@@ -49,6 +49,11 @@ struct KernelConfig {
   // Boot parameter skew_tick=1: CPU n's tick is offset by n * (TICK_NSEC / 2 / nr_cpus)
   // (tick_setup_sched_timer()); 0, the default, puts every CPU's tick on one grid.
   bool skew_tick = false;
+  // Who forks the threads (not a Linux setting): `task` (true), the launcher, a task of its
+  // own that takes CPU time and load where it runs (kernel/fork.cc); `outside` (false), a
+  // parent off the machine that costs nothing and forks each thread from its first allowed
+  // CPU, clone_ns apart: for tests of one mechanism, and to see what the launcher changes.
+  bool launcher_task = true;
   sim::Time migration_cost_ns = 500000;  // sysctl_sched_migration_cost
   int rr_timeslice_ms = 100;             // sched_rr_timeslice_ms
   // The fair deadline server (6.12+): per CPU, fair tasks get this much CPU per period even

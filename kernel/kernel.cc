@@ -112,17 +112,15 @@ std::string Kernel::validate_attr(const TaskAttr& attr) const {
   return "";
 }
 
-namespace {
-void start_thread_fn(sim::Timer* t, sim::Time now) {
+// A fork by a parent off the machine (the launcher's own start, and every thread under
+// launcher=outside): wake_up_new_task() from p's CPU, as if the parent had run there.
+void Kernel::fork_from_outside(sim::Timer* t, sim::Time) {
   task_struct* p = static_cast<task_struct*>(t->ctx);
   p->kern->set_current(nullptr, -1);
   wake_up_new_task(p->kern, p);
 }
-}  // namespace
 
-int Kernel::create_thread(int tgid, const TaskAttr& attr, std::unique_ptr<UserContext> prog,
-                          sim::Time start) {
-  assert(validate_attr(attr).empty());
+std::unique_ptr<task_struct> Kernel::alloc_task(int tgid, const TaskAttr& attr) {
   auto p = std::make_unique<task_struct>();
   p->kern = this;
   p->pid = tgid == next_pid_ - 1 && !has_threads(tgid) ? tgid : next_pid_++;
@@ -149,12 +147,16 @@ int Kernel::create_thread(int tgid, const TaskAttr& attr, std::unique_ptr<UserCo
     p->se.slice = static_cast<u64>(std::clamp<int64_t>(attr.slice_ns, 100000, 100000000));
   }
   p->rt.time_slice = std::max(1, cfg_.rr_timeslice_ms * cfg_.hz / 1000);
-  p->user = prog.get();
   p->sleep_timer.fn = hrtimer_sleep_fn;
   p->sleep_timer.ctx = p.get();
-  auto st = std::make_unique<sim::Timer>();
-  st->fn = start_thread_fn;
-  st->ctx = p.get();
+  return p;
+}
+
+int Kernel::create_thread(int tgid, const TaskAttr& attr, std::unique_ptr<UserContext> prog,
+                          sim::Time start) {
+  assert(validate_attr(attr).empty());
+  std::unique_ptr<task_struct> p = alloc_task(tgid, attr);
+  p->user = prog.get();
   if (attr.preexisting) {
     // A long sleeper from before the run: asleep on its CPU with its averages decayed to
     // nothing, its timer due at `start`, where the hrtimer wakes it like any sleeper.
@@ -162,17 +164,23 @@ int Kernel::create_thread(int tgid, const TaskAttr& attr, std::unique_ptr<UserCo
     p->se.avg = sched_avg{};
     p->sleep_timer.arg = static_cast<uint32_t>(p->cpu);
     engine_->arm(&p->sleep_timer, start);
-  } else {
-    // One parent forks the threads one after another.
+  } else if (!cfg_.launcher_task) {
+    // launcher=outside: a parent off the machine forks the threads one after another.
+    auto st = std::make_unique<sim::Timer>();
+    st->fn = fork_from_outside;
+    st->ctx = p.get();
     const sim::Time fork_at = std::max(start, next_fork_);
     next_fork_ = fork_at + machine_.costs.clone_ns;
     engine_->arm(st.get(), fork_at);
+    start_timers_.push_back(std::move(st));
   }
   const int pid = p->pid;
   prog->pid = pid;
   programs_.push_back(std::move(prog));
-  start_timers_.push_back(std::move(st));
+  task_struct* t = p.get();
   tasks_.push_back(std::move(p));
+  // After p, so that tasks() stays in pid order when this creates the launcher.
+  if (!attr.preexisting && cfg_.launcher_task) queue_fork(t, start);
   return pid;
 }
 

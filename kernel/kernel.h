@@ -44,10 +44,13 @@ class Kernel {
 
   // Creates an empty process (an mm) and returns its tgid.
   int create_process(const std::string& name);
-  // Creates a thread of process `tgid` running `prog`, forked with wake_up_new_task() by a
-  // parent taken to run on its first allowed CPU. One parent forks every thread, in the order
-  // of these calls, as a loop of pthread_create() would: each at `start` or
-  // machine().costs.clone_ns after the previous fork, whichever is later. Returns its pid.
+  // Creates a thread of process `tgid` running `prog`. One parent, the launcher (a task of
+  // its own process "launcher", started at time 0 when the first thread is created; see
+  // kernel/fork.cc), forks every thread in the order of these calls, as a loop of
+  // pthread_create() would: each at `start` or when the launcher is done with the previous
+  // clone() (machine().costs.clone_ns of its CPU time), whichever is later, placed by
+  // wake_up_new_task() from the launcher's CPU. Preexisting threads are not forked (see
+  // TaskAttr). Create every thread before the run passes the last fork. Returns its pid.
   // REQUIRES: attr already validated (see validate_attr).
   int create_thread(int tgid, const TaskAttr& attr, std::unique_ptr<UserContext> prog,
                     sim::Time start = 0);
@@ -67,6 +70,8 @@ class Kernel {
   int64_t user_fetch_add(UserWord* w, int64_t delta);
 
   sim::Time now() const { return engine_->now(); }
+  // The task that forks the threads, or null before the first one is created.
+  const task_struct* launcher() const { return launcher_; }
   int nr_cpus() const { return static_cast<int>(rqs_.size()); }
   const hw::Machine& machine() const { return machine_; }
   const KernelConfig& config() const { return cfg_; }
@@ -131,6 +136,12 @@ class Kernel {
   // Per CPU: the last CPU cpumask_any_and_distribute() chose there (RT placement).
   std::vector<int> distribute_cpu_mask_prev;
   struct mm_struct* mm_of(int tgid);
+  // Threads the launcher forks, in order (kernel/fork.cc).
+  struct PendingFork {
+    task_struct* p;
+    sim::Time start;
+  };
+  std::vector<PendingFork> pending_forks;
   // Test hook: makes task_getshared() see a pending fatal signal (-EINTR).
   void TEST_set_fatal_signal(int pid);
   // Ends a process: its threads must all have exited; frees its [task_shared] pages.
@@ -145,8 +156,16 @@ class Kernel {
   std::vector<std::unique_ptr<task_struct>> idle_tasks_;
   std::vector<std::pair<int, std::string>> process_names_;
   std::vector<std::unique_ptr<UserContext>> programs_;
+  task_struct* launcher_ = nullptr;
+  // launcher=outside: one timer per thread, and when the parent may fork again.
   std::vector<std::unique_ptr<sim::Timer>> start_timers_;
-  sim::Time next_fork_ = 0;  // the launching parent is free to fork again from here
+  sim::Time next_fork_ = 0;
+  sim::Timer launcher_start_;
+  // A task_struct for a new thread of `tgid`, on its first allowed CPU, not yet queued.
+  std::unique_ptr<task_struct> alloc_task(int tgid, const TaskAttr& attr);
+  static void fork_from_outside(sim::Timer* t, sim::Time now);
+  // Has the launcher fork p at `start` (kernel/fork.cc); creates the launcher first.
+  void queue_fork(task_struct* p, sim::Time start);
   int next_pid_ = 1;
   task_struct* current_ = nullptr;
   int current_cpu_ = -1;

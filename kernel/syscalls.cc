@@ -13,6 +13,7 @@
 namespace kernel {
 
 void register_rseq_syscalls();  // kernel/rseq.cc
+void register_fork_syscalls();  // kernel/fork.cc
 
 namespace {
 
@@ -110,6 +111,7 @@ struct Registrar {
     register_syscall(NR_getpid, sys_getpid);
     register_syscall(NR_exit, sys_exit);
     register_rseq_syscalls();
+    register_fork_syscalls();
   }
 };
 

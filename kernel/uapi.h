@@ -24,6 +24,7 @@ enum : int {
   NR_sched_yield = 24,
   NR_nanosleep = 35,
   NR_getpid = 39,
+  NR_clone = 56,
   NR_exit = 60,
   NR_futex = 202,
   NR_execve = 59,

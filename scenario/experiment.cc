@@ -24,7 +24,7 @@ namespace {
 
 bool is_kernel_key(const std::string& k) {
   return k == "hz" || k == "preempt" || k == "base_slice_ns" || k == "nohz_idle" || k == "skew_tick" ||
-         k == "migration_cost_ns" || k == "rr_timeslice_ms" || k.rfind("sched_feat.", 0) == 0 ||
+         k == "launcher" || k == "migration_cost_ns" || k == "rr_timeslice_ms" || k.rfind("sched_feat.", 0) == 0 ||
          k == "slice_ext" || k.rfind("slice_ext.", 0) == 0 || k.rfind("fair_server.", 0) == 0;
 }
 

@@ -62,6 +62,7 @@ TEST(Cli, BadInputNamesTheParameterAndExitsTwoWithoutOutput) {
   expect_bad_input({"run", "hog", "--duration", "0"}, "duration");
   expect_bad_input({"run", "locktable", "--machine", "small4", "--set", "hogs_start=sideways"}, "hogs_start");
   expect_bad_input({"run", "hog", "--duration", "-5ms"}, "duration");
+  expect_bad_input({"run", "hog", "--set", "launcher=shell"}, "launcher: expected task or outside");
   expect_bad_input({"run", "hog", "--cpus", "0"}, "cpus");
   expect_bad_input({"run", "hog", "--machine", "small4", "--cpus", "9"}, "cpus");
   expect_bad_input({"run", "hog", "--set", "nice=25"}, "nice");

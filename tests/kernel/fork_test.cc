@@ -1,7 +1,8 @@
 // Fork placement pinned against fair.c's slow path: sched_balance_find_dst_cpu() walks the
 // domains from the top, sched_balance_find_dst_group() keeps the task near its parent
 // unless another group is clearly idler, sched_balance_find_dst_group_cpu() picks the CPU.
-// Threads started from outside the simulation fork from their first allowed CPU (CPU 0).
+// Most tests here fork from outside the machine (launcher=outside: from each thread's first
+// allowed CPU, CPU 0); the last ones pin the launcher task that scenarios run (kernel/fork.cc).
 #include <gtest/gtest.h>
 
 #include <set>
@@ -184,6 +185,91 @@ TEST(Fork, PreexistingThreadsLeaveNoLoadToMoveTheForks) {
     return cpus;
   };
   EXPECT_EQ(placements(true), placements(false));
+}
+
+// The launcher task (launcher=task, the default outside kernel tests).
+kernel::KernelConfig v7() { return kernel::default_config(kernel::KernelVersion::V7_0); }
+
+// The launcher is a task of its own process: it forks each thread from the CPU it runs on,
+// a clone() of clone_ns apiece, so while it forks, its CPU is busy and the children go to
+// the idle ones; then it sleeps in pthread_join(). tasks() stays in pid order.
+TEST(Launcher, ForksFromItsOwnBusyCpuCloneNsApieceThenSleeps) {
+  hw::Machine m = flat_machine(4);
+  m.costs.clone_ns = 10 * sim::kNsecPerUsec;
+  Sim s(m, v7(), /*launcher_task=*/true);
+  std::vector<int> pids;
+  for (int i = 0; i < 3; ++i) pids.push_back(s.spawn({}, hog));
+  const sim::Time end = sim::kNsecPerMsec;
+  s.run(end);
+  const kernel::task_struct* l = s.k->launcher();
+  ASSERT_NE(l, nullptr);
+  EXPECT_EQ(l->comm, "launcher");
+  EXPECT_NE(l->tgid, s.tgid);
+  EXPECT_EQ(l->__state, kernel::TASK_INTERRUPTIBLE);  // in pthread_join() for good
+  EXPECT_EQ(l->stats.nr_syscalls, 4u);                // three clone()s and the futex wait
+  EXPECT_GE(l->stats.run_ns, 3 * 10 * sim::kNsecPerUsec);
+  EXPECT_LT(l->stats.run_ns, 3 * 10 * sim::kNsecPerUsec + 10 * sim::kNsecPerUsec);
+  std::set<int> cpus;
+  for (int p : pids) {
+    EXPECT_NE(s.task(p).cpu, l->cpu) << "pid " << p << " forked onto the launcher's busy CPU";
+    cpus.insert(s.task(p).cpu);
+  }
+  EXPECT_EQ(cpus.size(), 3u);
+  for (size_t i = 1; i < s.k->tasks().size(); ++i)
+    EXPECT_LT(s.k->tasks()[i - 1]->pid, s.k->tasks()[i]->pid);
+  testing_support::check_invariants(*s.k, end);
+}
+
+// Asleep, the launcher leaves its load and utilisation on its CPU, decaying (blocked load,
+// as any sleeper's), which the balancer and later forks see there; a parent off the machine
+// leaves none.
+TEST(Launcher, LeavesDecayingLoadOnItsCpuWhenItSleeps) {
+  hw::Machine m = flat_machine(4);
+  Sim s(m, v7(), /*launcher_task=*/true);
+  s.spawn({}, hog);
+  s.k->start();
+  s.engine.run_until(sim::kNsecPerMsec);
+  const kernel::task_struct* l = s.k->launcher();
+  ASSERT_NE(l, nullptr);
+  const kernel::rq& rq = s.k->cpu_rq(l->cpu);
+  EXPECT_EQ(rq.nr_running, 0u);
+  const unsigned long util_1ms = rq.cfs.avg.util_avg;
+  EXPECT_GT(util_1ms, 100u);  // a new task starts at half the CPU's spare capacity
+  EXPECT_GT(rq.cfs.avg.load_avg, 0u);
+  s.engine.run_until(100 * sim::kNsecPerMsec);
+  // Decays by half every 32 ms once the CPU's averages are brought up to date (NOHZ idle
+  // balancing decays blocked load of idle CPUs).
+  EXPECT_LT(s.k->cpu_rq(l->cpu).cfs.avg.util_avg, util_1ms / 2);
+}
+
+// Runs 5 ms and notes when it first ran.
+user::Program runs_5ms(user::Thread& t, sim::Time* first_ran) {
+  *first_ran = t.now();
+  co_await t.compute(5 * sim::kNsecPerMsec);
+}
+
+// The launcher is a fair task like any other: an RT child forked on its CPU preempts it at
+// once, and the next fork waits until the child is done (here on one CPU). So a
+// higher-priority second child first runs after the first one, not at once, as it would if
+// both were forked from outside the machine.
+TEST(Launcher, AnRtChildOnItsCpuDelaysTheNextFork) {
+  auto second_child_first_runs_at = [](bool launcher_task) {
+    hw::Machine m = flat_machine(1);
+    m.costs.clone_ns = 10 * sim::kNsecPerUsec;
+    Sim s(m, v7(), launcher_task);
+    kernel::TaskAttr fifo;
+    fifo.policy = SCHED_FIFO;
+    fifo.rt_priority = 10;
+    sim::Time first = -1, second = -1;
+    s.spawn(fifo, [&](user::Thread& t) { return runs_5ms(t, &first); });
+    fifo.rt_priority = 20;
+    s.spawn(fifo, [&](user::Thread& t) { return runs_5ms(t, &second); });
+    s.run(20 * sim::kNsecPerMsec);
+    EXPECT_GE(first, 0);
+    return second;
+  };
+  EXPECT_GE(second_child_first_runs_at(true), 5 * sim::kNsecPerMsec);
+  EXPECT_LT(second_child_first_runs_at(false), 100 * sim::kNsecPerUsec);
 }
 
 }  // namespace

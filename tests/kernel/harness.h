@@ -44,8 +44,13 @@ struct Sim {
   std::unique_ptr<kernel::Kernel> k;
   int tgid = 0;
 
+  // Kernel tests pin one mechanism each, so by default the threads are forked from outside
+  // the machine (launcher=outside: each at its start time, clone_ns apart, costing no CPU);
+  // `launcher_task` runs the launcher task that scenarios run (kernel/fork.cc).
   explicit Sim(const hw::Machine& m,
-               kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0)) {
+               kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0),
+               bool launcher_task = false) {
+    cfg.launcher_task = launcher_task;
     k = std::make_unique<kernel::Kernel>(&engine, m, cfg);
     tgid = k->create_process("test");
   }

@@ -216,13 +216,16 @@ double clients_running_spread(sim::Time timer_irq_jitter_ns) {
   EXPECT_TRUE(hw::load_machine("genoa", &m).ok());
   EXPECT_TRUE(hw::restrict_cpus(&m, 32).ok());
   m.costs.timer_irq_jitter_ns = timer_irq_jitter_ns;
-  // All threads forked at t=0: the CPUs start in phase, and only the timers can part them.
+  // All threads forked at t=0 from outside the machine: the CPUs start in phase, and only
+  // the timers can part them.
   m.costs.clone_ns = 0;
   const workloads::WorkloadInfo* info = workloads::find_workload("locktable");
   std::map<std::string, std::string> p;
   for (const auto& spec : info->params) p[spec.name] = spec.default_value;
   sim::Engine engine;
-  kernel::Kernel k(&engine, m, kernel::default_config(kernel::KernelVersion::V7_0));
+  kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
+  cfg.launcher_task = false;
+  kernel::Kernel k(&engine, m, cfg);
   std::unique_ptr<workloads::Workload> w = info->make();
   EXPECT_EQ(w->setup(k, workloads::Params(p), 1), "");
   k.start();

@@ -1,0 +1,98 @@
+// The parent that forks a scenario's threads (kernel/fork.c's side of it): the launcher, a
+// task of its own process that runs `for (...) pthread_create(); pthread_join();`, and
+// clone(), which costs it machine().costs.clone_ns and hands the child to
+// wake_up_new_task() from the launcher's CPU. Being a task, the launcher takes CPU time
+// where it runs, can be preempted by its children, and leaves its load and utilisation on
+// that CPU when it sleeps, as a real launcher does.
+#include <string>
+
+#include "kernel/cpu_exec.h"
+#include "kernel/kernel.h"
+#include "kernel/syscalls.h"
+
+namespace kernel {
+
+void register_fork_syscalls();  // called by the syscall table's registrar
+
+namespace {
+
+// The launcher's program: each pending fork at its start time (clock_nanosleep until then),
+// in creation order; then it waits in pthread_join() for good. A kernel-side UserContext
+// (user/ has the coroutine programs) so that every Kernel forks its threads the same way,
+// with or without the scenario layer.
+class LauncherProgram final : public UserContext {
+ public:
+  explicit LauncherProgram(const Kernel* k) : k_(k) {}
+  UserAction resume(int64_t, int64_t now, int) override {
+    UserAction a;
+    a.kind = UserAction::Syscall;
+    if (next_ < k_->pending_forks.size()) {
+      const sim::Time start = k_->pending_forks[next_].start;
+      if (start > now) {
+        a.nr = NR_clock_nanosleep;
+        a.arg[0] = 1;  // TIMER_ABSTIME
+        a.arg[1] = start;
+        return a;
+      }
+      a.nr = NR_clone;
+      a.arg[0] = static_cast<int64_t>(next_++);
+      return a;
+    }
+    a.nr = NR_futex;  // pthread_join(): nobody ever wakes it
+    a.word = &join_;
+    a.arg[0] = FUTEX_WAIT;
+    a.arg[1] = 0;
+    return a;
+  }
+
+ private:
+  const Kernel* k_;
+  size_t next_ = 0;
+  UserWord join_;
+};
+
+// clone(CLONE_VM | CLONE_THREAD ...) of pending fork arg[0]: copy_process() is the cost;
+// sched_fork() puts the child on the parent's CPU, and wake_up_new_task() places it from
+// there. The child is woken at the syscall's entry rather than at the end of its cost (a
+// difference of at most clone_ns in when it starts).
+int64_t sys_clone(rq* rq, task_struct* parent, const UserAction& a) {
+  Kernel* k = rq->k;
+  if (parent != k->launcher() || a.arg[0] < 0 ||
+      static_cast<size_t>(a.arg[0]) >= k->pending_forks.size())
+    return -EINVAL;
+  task_struct* child = k->pending_forks[static_cast<size_t>(a.arg[0])].p;
+  cpu_charge(rq, k->machine_.costs.clone_ns);
+  __set_task_cpu(child, rq->cpu);
+  wake_up_new_task(k, child);
+  return child->pid;
+}
+
+}  // namespace
+
+void register_fork_syscalls() { register_syscall(NR_clone, sys_clone); }
+
+void Kernel::queue_fork(task_struct* p, sim::Time start) {
+  if (!launcher_) {
+    const int tgid = create_process("launcher");
+    TaskAttr attr;
+    attr.comm = "launcher";
+    std::unique_ptr<task_struct> l = alloc_task(tgid, attr);
+    auto prog = std::make_unique<LauncherProgram>(this);
+    prog->pid = l->pid;
+    l->user = prog.get();
+    launcher_ = l.get();
+    launcher_start_.fn = fork_from_outside;  // by the shell
+    launcher_start_.ctx = launcher_;
+    engine_->arm(&launcher_start_, engine_->now());
+    programs_.push_back(std::move(prog));
+    tasks_.push_back(std::move(l));
+  }
+  // A thread created after the launcher went to wait in pthread_join() would never be
+  // forked: create every thread before running past the last fork.
+  if (launcher_->futex_word)
+    warn_once("thread " + std::to_string(p->pid) + " was created after the launcher had "
+              "forked every thread; it never starts");
+  pending_forks.push_back({p, start});
+}
+
+}  // namespace kernel
