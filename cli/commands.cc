@@ -452,8 +452,8 @@ int main_with_args(const std::vector<std::string>& args) {
     return do_compare(def,
         "Default: the lock-table test of the RFC thread (300 clients + 400 CPU hogs on a\n"
         "384-CPU Genoa, HZ=250, kernel 7.0), without and with each slice extension design.\n"
-        "The hogs start first and spread; Linux's fork placement then keeps the clients on\n"
-        "their parent's socket. Where threads start changes the gains: --set hogs_start=after.\n"
+        "The hogs start first and spread; Linux's fork placement then keeps most clients on\n"
+        "the launcher's socket. Where threads start changes the gains: --set hogs_start=after.\n"
         "Full size: schedlab compare locktable --machine genoa "
         "--vary ext=none,rfc,rseq2023,mainline --seeds 5 --duration 10s\n"
         "More: schedlab --help, docs/slice-extension.md\n\n");
