@@ -176,7 +176,10 @@ static void sched_info_enqueue(task_struct* p, u64 now) { p->stats.wait_start = 
 void activate_task(rq* rq, task_struct* p, int flags) {
   p->sched_class->enqueue_task(rq, p, flags);
   p->on_rq = true;
-  sched_info_enqueue(p, rq->clock);
+  // A queued task moved to another CPU goes on waiting: its wait started where it was
+  // queued first (update_stats_wait_end_fair() keeps the time waited so far for a task
+  // on_rq_migrating, and the enqueue on the new CPU subtracts it from the new start).
+  if (!p->on_rq_migrating) sched_info_enqueue(p, rq->clock);
 }
 
 void deactivate_task(rq* rq, task_struct* p, int flags) {

@@ -209,4 +209,32 @@ TEST(NewidleBalance, NiRandomTriesAFailingDomainLessOften) {
       << with.sys_ns << " vs " << without.sys_ns;
 }
 
+// A queued task that a balance moves goes on waiting: its runqueue wait (schedstat wait_max,
+// wait_count) runs from its first enqueue to when it first runs, as update_stats_wait_end_fair()
+// keeps it across the move. CPU 0 runs a pinned nice -20 hog and CPU 1 a pinned 3 ms task;
+// a nice 19 task is forked onto CPU 0 (both busy), waits there (until the tick at 4 ms at
+// the earliest), and is pulled when CPU 1 idles at 3 ms (by its newidle balance, which
+// NI_RANDOM would skip now and then).
+TEST(Migration, AQueuedTaskKeepsItsRunqueueWaitWhenMoved) {
+  kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
+  ASSERT_EQ(kernel::set_config_key(&cfg, "sched_feat.NI_RANDOM", "false"), "");
+  Sim s(testing_support::flat_machine(2), cfg);
+  kernel::TaskAttr on0, on1, low;
+  on0.cpus = {0};
+  on0.nice = -20;
+  on1.cpus = {1};
+  low.nice = 19;
+  s.spawn(on0, hog_forever);
+  s.spawn(on1, [](user::Thread& t) -> user::Program { co_await t.compute(3 * sim::kNsecPerMsec); });
+  const int moved = s.spawn(low, hog_forever, 100 * sim::kNsecPerUsec);
+  const sim::Time end = 10 * sim::kNsecPerMsec;
+  s.run(end);
+  const kernel::task_struct& p = s.task(moved);
+  ASSERT_EQ(p.cpu, 1) << "set-up: pulled to CPU 1";
+  EXPECT_EQ(p.stats.nr_migrations, 1u);
+  EXPECT_EQ(p.stats.wait_count, 1u);
+  EXPECT_GT(p.stats.wait_max_ns, 2800 * sim::kNsecPerUsec);
+  testing_support::check_invariants(*s.k, end);
+}
+
 }  // namespace
