@@ -24,7 +24,7 @@ struct TaskAttr {
   std::vector<int> cpus;   // allowed CPUs; empty = all
   int64_t slice_ns = 0;    // fair: sched_attr.sched_runtime, a custom slice (0 = the sysctl)
   // Already there when the scenario starts (a kernel thread, a daemon): not forked by the
-  // launching parent (so it does not delay the forks) but asleep on its first allowed CPU,
+  // launcher (so it does not delay the forks) but asleep on its first allowed CPU,
   // with no load left, until a timer wakes it at its start time; its program then begins.
   bool preexisting = false;
 };
