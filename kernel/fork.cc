@@ -4,7 +4,7 @@
 // wake_up_new_task() from the launcher's CPU. Being a task, the launcher takes CPU time
 // where it runs, can be preempted by its children, and leaves its load and utilisation on
 // that CPU when it sleeps, as a real launcher does.
-#include <string>
+#include "kernel/entry/common.h"
 
 #include "kernel/cpu_exec.h"
 #include "kernel/kernel.h"
@@ -54,7 +54,11 @@ class LauncherProgram final : public UserContext {
 // clone(CLONE_VM | CLONE_THREAD ...) of pending fork arg[0]: copy_process() is the cost;
 // sched_fork() puts the child on the parent's CPU, and wake_up_new_task() places it from
 // there. The child is woken at the syscall's entry rather than at the end of its cost (a
-// difference of at most clone_ns in when it starts).
+// difference of at most clone_ns in when it starts). A child with an RT policy is placed
+// as the fair task it is at the fork: glibc's pthread_create() with explicit scheduling
+// attributes clones it with the parent's policy and sets its own while it waits
+// (stopped_start), and a thread that sets its policy itself starts fair too; it then runs
+// as RT from the CPU it was placed on (its first RT wakeup is not modelled).
 int64_t sys_clone(rq* rq, task_struct* parent, const UserAction& a) {
   Kernel* k = rq->k;
   if (parent != k->launcher() || a.arg[0] < 0 ||
@@ -63,8 +67,18 @@ int64_t sys_clone(rq* rq, task_struct* parent, const UserAction& a) {
   task_struct* child = k->pending_forks[static_cast<size_t>(a.arg[0])].p;
   cpu_charge(rq, k->machine_.costs.clone_ns);
   __set_task_cpu(child, rq->cpu);
-  wake_up_new_task(k, child);
+  wake_up_new_task(k, child, /*as_fair_child=*/true);
   return child->pid;
+}
+
+// A thread created after the launcher went to wait in pthread_join(): the launcher is woken
+// on its CPU (as by a futex wake from an interrupt) and forks it, as it would have before.
+void launcher_wake_fn(sim::Timer* t, sim::Time now) {
+  task_struct* p = static_cast<task_struct*>(t->ctx);
+  rq* rq = p->kern->rq_of(static_cast<int>(t->arg));
+  irqentry_enter(rq, now);
+  try_to_wake_up(p->kern, p, 0);
+  irqentry_exit(rq);
 }
 
 }  // namespace
@@ -87,12 +101,15 @@ void Kernel::queue_fork(task_struct* p, sim::Time start) {
     programs_.push_back(std::move(prog));
     tasks_.push_back(std::move(l));
   }
-  // A thread created after the launcher went to wait in pthread_join() would never be
-  // forked: create every thread before running past the last fork.
-  if (launcher_->futex_word)
-    warn_once("thread " + std::to_string(p->pid) + " was created after the launcher had "
-              "forked every thread; it never starts");
   pending_forks.push_back({p, start});
+  if (UserWord* w = launcher_->futex_word) {  // waiting in pthread_join(), alone on its word
+    w->futex_head = w->futex_tail = nullptr;
+    launcher_->futex_word = nullptr;
+    launcher_wake_.fn = launcher_wake_fn;
+    launcher_wake_.ctx = launcher_;
+    launcher_wake_.arg = static_cast<uint32_t>(launcher_->cpu);
+    engine_->arm(&launcher_wake_, engine_->now());
+  }
 }
 
 }  // namespace kernel

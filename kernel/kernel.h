@@ -45,12 +45,12 @@ class Kernel {
   // Creates an empty process (an mm) and returns its tgid.
   int create_process(const std::string& name);
   // Creates a thread of process `tgid` running `prog`. One parent, the launcher (a task of
-  // its own process "launcher", started at time 0 when the first thread is created; see
+  // its own process "launcher", started when the first thread is created; see
   // kernel/fork.cc), forks every thread in the order of these calls, as a loop of
   // pthread_create() would: each at `start` or when the launcher is done with the previous
   // clone() (machine().costs.clone_ns of its CPU time), whichever is later, placed by
   // wake_up_new_task() from the launcher's CPU. Preexisting threads are not forked (see
-  // TaskAttr). Create every thread before the run passes the last fork. Returns its pid.
+  // TaskAttr). A thread created later wakes the launcher to fork it. Returns its pid.
   // REQUIRES: attr already validated (see validate_attr).
   int create_thread(int tgid, const TaskAttr& attr, std::unique_ptr<UserContext> prog,
                     sim::Time start = 0);
@@ -161,6 +161,7 @@ class Kernel {
   std::vector<std::unique_ptr<sim::Timer>> start_timers_;
   sim::Time next_fork_ = 0;
   sim::Timer launcher_start_;
+  sim::Timer launcher_wake_;  // a thread created after the launcher went to wait
   // A task_struct for a new thread of `tgid`, on its first allowed CPU, not yet queued.
   std::unique_ptr<task_struct> alloc_task(int tgid, const TaskAttr& attr);
   static void fork_from_outside(sim::Timer* t, sim::Time now);

@@ -215,8 +215,11 @@ void move_queued_task(rq* src, task_struct* p, rq* dst) {
   wakeup_preempt(dst, p, 0);
 }
 
-static int select_task_rq(Kernel* k, task_struct* p, int cpu, int wake_flags, int waker_cpu) {
-  if (p->nr_cpus_allowed > 1) cpu = p->sched_class->select_task_rq(k, p, cpu, wake_flags, waker_cpu);
+// `cls`: the class whose placement to use (p's own unless given).
+static int select_task_rq(Kernel* k, task_struct* p, int cpu, int wake_flags, int waker_cpu,
+                          const sched_class* cls = nullptr) {
+  if (!cls) cls = p->sched_class;
+  if (p->nr_cpus_allowed > 1) cpu = cls->select_task_rq(k, p, cpu, wake_flags, waker_cpu);
   if (!task_allowed_on(p, cpu)) {
     for (int c = 0; c < static_cast<int>(p->cpus_mask.size()); ++c)
       if (p->cpus_mask[c]) return c;  // select_fallback_rq()
@@ -291,9 +294,10 @@ bool try_to_wake_up(Kernel* k, task_struct* p, int wake_flags) {
 }
 
 // wake_up_new_task(): fork balancing, then enqueue with a half-slice initial deadline.
-void wake_up_new_task(Kernel* k, task_struct* p) {
+void wake_up_new_task(Kernel* k, task_struct* p, bool as_fair_child) {
   p->recent_used_cpu = p->cpu;  // the parent's CPU; select_idle_sibling() keeps it after
-  const int cpu = select_task_rq(k, p, p->cpu, WF_FORK, k->current_cpu());
+  const int cpu = select_task_rq(k, p, p->cpu, WF_FORK, k->current_cpu(),
+                                 as_fair_child ? &fair_sched_class : nullptr);
   __set_task_cpu(p, cpu);
   rq* rq = k->rq_of(cpu);
   update_rq_clock(rq);

@@ -167,8 +167,8 @@ static void record_wakee(Kernel* k, task_struct* waker, const task_struct* p) {
 // Called for fair tasks allowed on more than one CPU (select_task_rq()).
 int select_task_rq_fair(Kernel* k, task_struct* p, int prev_cpu, int wake_flags, int waker_cpu) {
   // Fork: the slow path from the highest domain with SD_BALANCE_FORK, which every level
-  // here has (see docs/model.md), from the parent's CPU. The parent of a thread started
-  // from outside the simulation is taken to have run on p's first allowed CPU (prev_cpu).
+  // here has (see docs/model.md), from the parent's CPU: the launcher's, or under
+  // launcher=outside p's first allowed CPU (prev_cpu; there is no waker CPU then).
   if (wake_flags & (WF_FORK | WF_EXEC))
     return sched_balance_find_dst_cpu(k, p, waker_cpu >= 0 ? waker_cpu : prev_cpu, prev_cpu);
   const bool sync = wake_flags & WF_SYNC;

@@ -466,7 +466,10 @@ void active_load_balance_cpu_stop(rq* rq);
 
 void sched_ttwu_pending(rq* rq);
 bool try_to_wake_up(Kernel* k, task_struct* p, int wake_flags);
-void wake_up_new_task(Kernel* k, task_struct* p);
+// wake_up_new_task(): places a new task and enqueues it. `as_fair_child`: p is placed as the
+// fair task it is at the fork and takes its own class only after (a child of the fair launcher;
+// see kernel/fork.cc).
+void wake_up_new_task(Kernel* k, task_struct* p, bool as_fair_child = false);
 void __schedule(rq* rq, bool preempt);
 void schedule(rq* rq, bool preempt);
 void do_sched_yield(rq* rq);

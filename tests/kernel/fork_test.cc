@@ -272,4 +272,36 @@ TEST(Launcher, AnRtChildOnItsCpuDelaysTheNextFork) {
   EXPECT_LT(second_child_first_runs_at(false), 100 * sim::kNsecPerUsec);
 }
 
+// A FIFO child of the fair launcher is placed as the fair task it is at the fork (glibc sets
+// an explicit policy after clone()), so it goes to the idle CPU; placed as RT from the start
+// it would stay on the launcher's CPU, whose current task is not RT (select_task_rq_rt()).
+TEST(Launcher, PlacesAnRtChildAsTheFairTaskItIsAtTheFork) {
+  Sim s(flat_machine(2), v7(), /*launcher_task=*/true);
+  kernel::TaskAttr fifo;
+  fifo.policy = SCHED_FIFO;
+  fifo.rt_priority = 10;
+  const int child = s.spawn(fifo, hog);
+  s.run(sim::kNsecPerMsec);
+  ASSERT_NE(s.k->launcher(), nullptr);
+  EXPECT_NE(s.task(child).cpu, s.k->launcher()->cpu);
+  EXPECT_EQ(s.task(child).stats.nr_migrations, 0u);
+}
+
+// A thread created after the launcher went to wait in pthread_join() wakes it, and it forks
+// that one too.
+TEST(Launcher, ForksAThreadCreatedAfterItWentToWait) {
+  Sim s(flat_machine(2), v7(), /*launcher_task=*/true);
+  s.spawn({}, hog);
+  s.k->start();
+  s.engine.run_until(sim::kNsecPerMsec);
+  ASSERT_EQ(s.k->launcher()->__state, kernel::TASK_INTERRUPTIBLE);
+  sim::Time first_ran = -1;
+  s.spawn({}, [&](user::Thread& t) { return runs_5ms(t, &first_ran); });
+  s.engine.run_until(2 * sim::kNsecPerMsec);
+  EXPECT_GE(first_ran, sim::kNsecPerMsec);
+  EXPECT_LT(first_ran, sim::kNsecPerMsec + 100 * sim::kNsecPerUsec);
+  EXPECT_EQ(s.k->launcher()->__state, kernel::TASK_INTERRUPTIBLE);  // waiting again
+  EXPECT_EQ(s.k->warnings().count, 0u);
+}
+
 }  // namespace

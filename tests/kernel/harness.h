@@ -46,7 +46,8 @@ struct Sim {
 
   // Kernel tests pin one mechanism each, so by default the threads are forked from outside
   // the machine (launcher=outside: each at its start time, clone_ns apart, costing no CPU);
-  // `launcher_task` runs the launcher task that scenarios run (kernel/fork.cc).
+  // `launcher_task` (which overrides cfg.launcher_task) runs the launcher task that scenarios
+  // run (kernel/fork.cc).
   explicit Sim(const hw::Machine& m,
                kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0),
                bool launcher_task = false) {
