@@ -256,7 +256,7 @@ void run_program(rq* rq, task_struct* p, sim::Time now) {
       k->engine()->arm(&ex.resume_timer, now + scaled_duration(rq, 1000));
       return;
     }
-    const UserAction a = p->user->resume(ret, now, rq->cpu);
+    const UserAction& a = p->user->resume(ret, now, rq->cpu);
     ret = 0;
     switch (a.kind) {
       case UserAction::Compute:

@@ -23,8 +23,9 @@ namespace {
 class LauncherProgram final : public UserContext {
  public:
   explicit LauncherProgram(const Kernel* k) : k_(k) {}
-  UserAction resume(int64_t, int64_t now, int) override {
-    UserAction a;
+  const UserAction& resume(int64_t, int64_t now, int) override {
+    UserAction& a = action_;
+    a = UserAction{};
     a.kind = UserAction::Syscall;
     if (next_ < k_->pending_forks.size()) {
       const sim::Time start = k_->pending_forks[next_].start;
@@ -49,6 +50,7 @@ class LauncherProgram final : public UserContext {
   const Kernel* k_;
   size_t next_ = 0;
   UserWord join_;
+  UserAction action_;
 };
 
 // clone(CLONE_VM | CLONE_THREAD ...) of pending fork arg[0]: copy_process() is the cost;

@@ -97,8 +97,10 @@ class UserContext {
   virtual ~UserContext() = default;
   // Runs the program from its last step until it asks for the next one. `ret` is the
   // result of the previous step (syscall return value; 0 otherwise). `now` is the
-  // simulated time and `cpu` the CPU it runs on.
-  virtual UserAction resume(int64_t ret, int64_t now, int cpu) = 0;
+  // simulated time and `cpu` the CPU it runs on. The action stays valid until the next
+  // call (it is read in place: a copy of a just-written action costs a store-forwarding
+  // stall on every step).
+  virtual const UserAction& resume(int64_t ret, int64_t now, int cpu) = 0;
   // Number of user-space locks the thread holds now (for lock-holder preemption stats).
   int locks_held = 0;
   // Thread id, set by Kernel::create_thread().

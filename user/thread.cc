@@ -3,13 +3,13 @@
 
 namespace user {
 
-kernel::UserAction Thread::resume(int64_t ret, int64_t now, int cpu) {
+const kernel::UserAction& Thread::resume(int64_t ret, int64_t now, int cpu) {
   ret_ = ret;
   now_ = now;
   cpu_ = cpu;
-  pending_ = kernel::UserAction{};  // Exit unless the program awaits something
+  pending_.kind = kernel::UserAction::Exit;  // unless the program awaits something
   if (!program_.done()) current_.resume();
-  if (program_.done()) return kernel::UserAction{};
+  if (program_.done()) pending_.kind = kernel::UserAction::Exit;
   return pending_;
 }
 

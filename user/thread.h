@@ -2,6 +2,7 @@
 // verbs are awaitables, each one kernel action; memory operations are immediate.
 // Created by a workload, handed to Kernel::create_thread(), then driven by the kernel.
 #pragma once
+#include <cassert>
 #include <coroutine>
 #include <cstdint>
 
@@ -16,13 +17,15 @@ using kernel::UserWord;
 
 class Thread : public kernel::UserContext {
  public:
-  // Awaiting one runs a kernel action and yields its result (syscall return value).
+  // Awaiting one runs a kernel action and yields its result (syscall return value). The verb
+  // that makes it writes the action into the thread at once (the kernel reads it there), so
+  // await each verb where it is called, before calling another (checked).
   struct Action {
     Thread* t;
-    kernel::UserAction a;
+    uint64_t seq;  // the verb's number: no other verb may come between it and its await
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) noexcept {
-      t->pending_ = a;
+      assert(t->verbs_ == seq && "a verb was made and not awaited before the next one");
       t->current_ = h;
     }
     int64_t await_resume() const noexcept { return t->ret_; }
@@ -43,7 +46,7 @@ class Thread : public kernel::UserContext {
   // Busy-waits in user mode while *w == v; returns once the change is visible here.
   Action spin_while_eq(UserWord* w, int64_t v) {
     Action a = act(kernel::UserAction::SpinWhileEq, v);
-    a.a.word = w;
+    pending_.word = w;
     return a;
   }
   Action sched_yield() { return syscall(kernel::NR_sched_yield); }
@@ -54,25 +57,25 @@ class Thread : public kernel::UserContext {
   // Blocks while *w == v (FUTEX_WAIT); returns 0 when woken or -EAGAIN.
   Action futex_wait(UserWord* w, int64_t v) {
     Action a = syscall(kernel::NR_futex, kernel::FUTEX_WAIT, v);
-    a.a.word = w;
+    pending_.word = w;
     return a;
   }
   // Wakes up to n waiters of w (FUTEX_WAKE); returns how many.
   Action futex_wake(UserWord* w, int64_t n) {
     Action a = syscall(kernel::NR_futex, kernel::FUTEX_WAKE, n);
-    a.a.word = w;
+    pending_.word = w;
     return a;
   }
   // A generic system call, for syscalls that later proposals add.
   Action syscall(int nr, int64_t a0 = 0, int64_t a1 = 0, int64_t a2 = 0, int64_t a3 = 0) {
-    Action a{this, {}};
-    a.a.kind = kernel::UserAction::Syscall;
-    a.a.nr = nr;
-    a.a.arg[0] = a0;
-    a.a.arg[1] = a1;
-    a.a.arg[2] = a2;
-    a.a.arg[3] = a3;
-    return a;
+    pending_.kind = kernel::UserAction::Syscall;
+    pending_.nr = nr;
+    pending_.arg[0] = a0;
+    pending_.arg[1] = a1;
+    pending_.arg[2] = a2;
+    pending_.arg[3] = a3;
+    pending_.word = nullptr;
+    return Action{this, ++verbs_};
   }
 
   // ---- Immediate operations. ----
@@ -96,14 +99,16 @@ class Thread : public kernel::UserContext {
   int pid() const { return UserContext::pid; }
 
   // kernel::UserContext
-  kernel::UserAction resume(int64_t ret, int64_t now, int cpu) override;
+  const kernel::UserAction& resume(int64_t ret, int64_t now, int cpu) override;
 
  private:
   Action act(kernel::UserAction::Kind kind, int64_t arg0) {
-    Action a{this, {}};
-    a.a.kind = kind;
-    a.a.arg[0] = arg0;
-    return a;
+    pending_.kind = kind;
+    pending_.nr = 0;
+    pending_.arg[0] = arg0;
+    pending_.arg[1] = pending_.arg[2] = pending_.arg[3] = 0;
+    pending_.word = nullptr;
+    return Action{this, ++verbs_};
   }
 
   kernel::Kernel* k_;
@@ -111,7 +116,8 @@ class Thread : public kernel::UserContext {
   kernel::rseq_area rseq_area_;
   Program program_;
   std::coroutine_handle<> current_;  // innermost suspended coroutine
-  kernel::UserAction pending_;
+  kernel::UserAction pending_;  // the action the program awaits (Exit if none)
+  uint64_t verbs_ = 0;          // verbs made so far
   int64_t ret_ = 0;
   int64_t now_ = 0;
   int cpu_ = 0;
