@@ -6,6 +6,8 @@
 // that CPU when it sleeps, as a real launcher does.
 #include "kernel/entry/common.h"
 
+#include <cassert>
+
 #include "kernel/cpu_exec.h"
 #include "kernel/kernel.h"
 #include "kernel/syscalls.h"
@@ -105,6 +107,7 @@ void Kernel::queue_fork(task_struct* p, sim::Time start) {
   }
   pending_forks.push_back({p, start});
   if (UserWord* w = launcher_->futex_word) {  // waiting in pthread_join(), alone on its word
+    assert(w->futex_head == launcher_ && w->futex_tail == launcher_);
     w->futex_head = w->futex_tail = nullptr;
     launcher_->futex_word = nullptr;
     launcher_wake_.fn = launcher_wake_fn;
