@@ -4,13 +4,13 @@
 // wake_up_new_task() from the launcher's CPU. Being a task, the launcher takes CPU time
 // where it runs, can be preempted by its children, and leaves its load and utilisation on
 // that CPU when it sleeps, as a real launcher does.
-#include "kernel/entry/common.h"
 
 #include <cassert>
 
 #include "kernel/cpu_exec.h"
 #include "kernel/kernel.h"
 #include "kernel/syscalls.h"
+#include "kernel/time/hrtimer.h"
 
 namespace kernel {
 
@@ -75,16 +75,6 @@ int64_t sys_clone(rq* rq, task_struct* parent, const UserAction& a) {
   return child->pid;
 }
 
-// A thread created after the launcher went to wait in pthread_join(): the launcher is woken
-// on its CPU (as by a futex wake from an interrupt) and forks it, as it would have before.
-void launcher_wake_fn(sim::Timer* t, sim::Time now) {
-  task_struct* p = static_cast<task_struct*>(t->ctx);
-  rq* rq = p->kern->rq_of(static_cast<int>(t->arg));
-  irqentry_enter(rq, now);
-  try_to_wake_up(p->kern, p, 0);
-  irqentry_exit(rq);
-}
-
 }  // namespace
 
 void register_fork_syscalls() { register_syscall(NR_clone, sys_clone); }
@@ -110,7 +100,7 @@ void Kernel::queue_fork(task_struct* p, sim::Time start) {
     assert(w->futex_head == launcher_ && w->futex_tail == launcher_);
     w->futex_head = w->futex_tail = nullptr;
     launcher_->futex_word = nullptr;
-    launcher_wake_.fn = launcher_wake_fn;
+    launcher_wake_.fn = hrtimer_sleep_fn;  // an interrupt on its CPU that wakes it
     launcher_wake_.ctx = launcher_;
     launcher_wake_.arg = static_cast<uint32_t>(launcher_->cpu);
     engine_->arm(&launcher_wake_, engine_->now());
