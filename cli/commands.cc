@@ -274,8 +274,8 @@ int do_list(const std::string& what) {
 }
 
 // The processor the bench ran on, from /proc/cpuinfo ("AMD EPYC (family 26, model 2)"), so
-// that a figure can be told apart from one taken on other hardware: the same build has run
-// 2.6 times faster on one VM of this project's kind than on another. "unknown" if unreadable.
+// that a figure can be told apart from one taken elsewhere: the same build has run 2.6 times
+// faster on one VM of this project's kind than on another. "unknown" if unreadable.
 std::string host_cpu_description() {
   std::ifstream in("/proc/cpuinfo");
   std::string line, name, family, model;
