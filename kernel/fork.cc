@@ -92,6 +92,8 @@ void Kernel::queue_fork(task_struct* p, sim::Time start) {
     launcher_start_.fn = fork_from_outside;  // by the shell
     launcher_start_.ctx = launcher_;
     engine_->arm(&launcher_start_, engine_->now());
+    launcher_wake_.fn = hrtimer_sleep_fn;  // an interrupt on its CPU that wakes it
+    launcher_wake_.ctx = launcher_;
     programs_.push_back(std::move(prog));
     tasks_.push_back(std::move(l));
   }
@@ -100,8 +102,6 @@ void Kernel::queue_fork(task_struct* p, sim::Time start) {
     assert(w->futex_head == launcher_ && w->futex_tail == launcher_);
     w->futex_head = w->futex_tail = nullptr;
     launcher_->futex_word = nullptr;
-    launcher_wake_.fn = hrtimer_sleep_fn;  // an interrupt on its CPU that wakes it
-    launcher_wake_.ctx = launcher_;
     launcher_wake_.arg = static_cast<uint32_t>(launcher_->cpu);
     engine_->arm(&launcher_wake_, engine_->now());
   }

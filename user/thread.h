@@ -42,12 +42,10 @@ class Thread : public kernel::UserContext {
   // Compute a verb's argument into a variable first when it needs a conditional: g++ 12
   // evaluates both arms of one inside an awaited operand (tests/CMakeLists.txt checks).
   // Blocks the calling thread until it has done `ns` of user work (preemptible).
-  Action compute(int64_t ns) { return act(kernel::UserAction::Compute, ns); }
+  Action compute(int64_t ns) { return act(kernel::UserAction::Compute, 0, ns); }
   // Busy-waits in user mode while *w == v; returns once the change is visible here.
   Action spin_while_eq(UserWord* w, int64_t v) {
-    Action a = act(kernel::UserAction::SpinWhileEq, v);
-    pending_.word = w;
-    return a;
+    return act(kernel::UserAction::SpinWhileEq, 0, v, 0, 0, 0, w);
   }
   Action sched_yield() { return syscall(kernel::NR_sched_yield); }
   // Sleeps for `ns` (nanosleep).
@@ -56,26 +54,15 @@ class Thread : public kernel::UserContext {
   Action sleep_until(int64_t t) { return syscall(kernel::NR_clock_nanosleep, 1, t); }
   // Blocks while *w == v (FUTEX_WAIT); returns 0 when woken or -EAGAIN.
   Action futex_wait(UserWord* w, int64_t v) {
-    Action a = syscall(kernel::NR_futex, kernel::FUTEX_WAIT, v);
-    pending_.word = w;
-    return a;
+    return act(kernel::UserAction::Syscall, kernel::NR_futex, kernel::FUTEX_WAIT, v, 0, 0, w);
   }
   // Wakes up to n waiters of w (FUTEX_WAKE); returns how many.
   Action futex_wake(UserWord* w, int64_t n) {
-    Action a = syscall(kernel::NR_futex, kernel::FUTEX_WAKE, n);
-    pending_.word = w;
-    return a;
+    return act(kernel::UserAction::Syscall, kernel::NR_futex, kernel::FUTEX_WAKE, n, 0, 0, w);
   }
   // A generic system call, for syscalls that later proposals add.
   Action syscall(int nr, int64_t a0 = 0, int64_t a1 = 0, int64_t a2 = 0, int64_t a3 = 0) {
-    pending_.kind = kernel::UserAction::Syscall;
-    pending_.nr = nr;
-    pending_.arg[0] = a0;
-    pending_.arg[1] = a1;
-    pending_.arg[2] = a2;
-    pending_.arg[3] = a3;
-    pending_.word = nullptr;
-    return Action{this, ++verbs_};
+    return act(kernel::UserAction::Syscall, nr, a0, a1, a2, a3);
   }
 
   // ---- Immediate operations. ----
@@ -102,12 +89,16 @@ class Thread : public kernel::UserContext {
   const kernel::UserAction& resume(int64_t ret, int64_t now, int cpu) override;
 
  private:
-  Action act(kernel::UserAction::Kind kind, int64_t arg0) {
+  // Writes every field of the next action, field by field (see Action), and numbers it.
+  Action act(kernel::UserAction::Kind kind, int nr, int64_t a0, int64_t a1 = 0, int64_t a2 = 0,
+             int64_t a3 = 0, UserWord* w = nullptr) {
     pending_.kind = kind;
-    pending_.nr = 0;
-    pending_.arg[0] = arg0;
-    pending_.arg[1] = pending_.arg[2] = pending_.arg[3] = 0;
-    pending_.word = nullptr;
+    pending_.nr = nr;
+    pending_.arg[0] = a0;
+    pending_.arg[1] = a1;
+    pending_.arg[2] = a2;
+    pending_.arg[3] = a3;
+    pending_.word = w;
     return Action{this, ++verbs_};
   }
 

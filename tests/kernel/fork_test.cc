@@ -105,6 +105,14 @@ TEST(Fork, LeavesABusyLocalGroupOnlyBeyondTheImbalanceMargin) {
   EXPECT_EQ(llc_of_fork_with(8), 1);
 }
 
+// Runs s until t and counts the runnable tasks of every CPU (the forked ones, here).
+unsigned runnable_after(Sim& s, sim::Time t) {
+  s.engine.run_until(t);
+  unsigned n = 0;
+  for (int c = 0; c < s.k->nr_cpus(); ++c) n += s.k->cpu_rq(c).nr_running;
+  return n;
+}
+
 // One parent forks every thread, in the order they were created: each at its start time or
 // clone_ns after the previous fork, whichever is later. So threads that share a start are
 // forked clone_ns apart, and one created after a later-starting thread waits for it.
@@ -116,12 +124,7 @@ TEST(Fork, OneParentForksEveryThreadInCreationOrderCloneNsApart) {
   s.spawn({}, hog, sim::kNsecPerMsec);
   s.spawn({}, hog);  // start 0, but created after the 1 ms one: forked at 1 ms + 10 us
   s.k->start();
-  auto forked_by = [&](sim::Time t) {
-    s.engine.run_until(t);
-    unsigned n = 0;
-    for (int c = 0; c < 4; ++c) n += s.k->cpu_rq(c).nr_running;
-    return n;
-  };
+  auto forked_by = [&](sim::Time t) { return runnable_after(s, t); };
   EXPECT_EQ(forked_by(5 * sim::kNsecPerUsec), 1u);
   EXPECT_EQ(forked_by(15 * sim::kNsecPerUsec), 2u);
   EXPECT_EQ(forked_by(25 * sim::kNsecPerUsec), 3u);
@@ -144,12 +147,7 @@ TEST(Fork, PreexistingThreadsSleepUntilTheirStartAndDoNotDelayTheForks) {
   s.spawn(pre, hog, 5 * sim::kNsecPerUsec);
   s.spawn({}, hog);
   s.k->start();
-  auto running_at = [&](sim::Time t) {
-    s.engine.run_until(t);
-    unsigned n = 0;
-    for (int c = 0; c < 4; ++c) n += s.k->cpu_rq(c).nr_running;
-    return n;
-  };
+  auto running_at = [&](sim::Time t) { return runnable_after(s, t); };
   EXPECT_EQ(running_at(1), 1u);  // the first fork only
   EXPECT_EQ(running_at(5 * sim::kNsecPerUsec - 1), 1u);
   EXPECT_EQ(running_at(10 * sim::kNsecPerUsec - 1), 3u);  // + the two sleepers, woken at 5 us
