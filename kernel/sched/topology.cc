@@ -36,11 +36,14 @@ std::vector<std::vector<int>> groups_of(const std::vector<int>& span, const std:
   }
   const size_t start = static_cast<size_t>(std::lower_bound(span.begin(), span.end(), cpu) - span.begin());
   std::vector<std::vector<int>> ordered;
-  std::vector<uint8_t> listed(groups.size(), 0);
+  std::vector<bool> listed(groups.size(), false);
   for (size_t j = 0; j < span.size(); ++j) {
     const int c = span[(start + j) % span.size()];
     const size_t g = static_cast<size_t>(std::find(ids.begin(), ids.end(), child_id[c]) - ids.begin());
-    if (!listed[g]++) ordered.push_back(std::move(groups[g]));
+    if (!listed[g]) {
+      listed[g] = true;
+      ordered.push_back(std::move(groups[g]));
+    }
   }
   return ordered;
 }
@@ -102,7 +105,10 @@ void build_sched_domains(Kernel* k) {
   {
     std::vector<uint8_t> seen(static_cast<size_t>(*std::max_element(t.core_of.begin(), t.core_of.end()) + 1), 0);
     for (int c = 0; c < n; ++c)
-      if (!seen[static_cast<size_t>(t.core_of[c])]++) first_of_core[static_cast<size_t>(c)] = 1;
+      if (!seen[static_cast<size_t>(t.core_of[c])]) {
+        seen[static_cast<size_t>(t.core_of[c])] = 1;
+        first_of_core[static_cast<size_t>(c)] = 1;
+      }
   }
   for (int cpu = 0; cpu < n; ++cpu) {
     rq* rq = k->rq_of(cpu);
