@@ -1,6 +1,8 @@
 // Scheduling domains built from the machine topology, mirroring kernel/sched/topology.c
 // (sd_init, degenerate levels) and the x86 levels SMT -> MC (LLC) -> PKG -> NUMA.
 #include <algorithm>
+#include <iterator>
+#include <utility>
 
 #include "kernel/kernel.h"
 #include "kernel/sched/sched.h"
@@ -9,42 +11,45 @@ namespace kernel {
 
 namespace {
 
-// CPUs whose `id_of` equals that of `cpu`.
-std::vector<int> span_of(const std::vector<int>& id_of, int cpu) {
-  std::vector<int> span;
-  for (int c = 0; c < static_cast<int>(id_of.size()); ++c)
-    if (id_of[c] == id_of[cpu]) span.push_back(c);
-  return span;
+// Per id of one topology level (core, LLC, socket, or the whole machine), its CPUs ascending:
+// the span of every domain of that level, computed once instead of per CPU.
+std::vector<std::vector<int>> spans_by_id(const std::vector<int>& id_of) {
+  std::vector<std::vector<int>> spans(static_cast<size_t>(*std::max_element(id_of.begin(), id_of.end()) + 1));
+  for (int c = 0; c < static_cast<int>(id_of.size()); ++c) spans[static_cast<size_t>(id_of[c])].push_back(c);
+  return spans;
 }
 
 // Splits `span` into groups by `child_id` (the child level's id), each group's CPUs
 // ascending. The groups are listed as build_sched_groups() links them for `cpu`'s domain:
 // in the order for_each_cpu_wrap(i, span, cpu) first meets them, so the local group comes
 // first and the rest follow from cpu on, wrapping. Balancing and fork placement walk this
-// list, and on ties keep the group met first.
-std::vector<std::vector<int>> groups_of(const std::vector<int>& span, const std::vector<int>& child_id, int cpu) {
+// list, and on ties keep the group met first. `slot` is scratch indexed by child id, all -1
+// on entry and on return. O(span + groups log groups): wide machines have thousands of
+// CPUs in a domain and hundreds of groups.
+std::vector<std::vector<int>> groups_of(const std::vector<int>& span, const std::vector<int>& child_id, int cpu,
+                                        std::vector<int>* slot) {
   std::vector<std::vector<int>> groups;
-  std::vector<int> ids;
   for (int c : span) {
-    auto it = std::find(ids.begin(), ids.end(), child_id[c]);
-    if (it == ids.end()) {
-      ids.push_back(child_id[c]);
-      groups.push_back({c});
-    } else {
-      groups[it - ids.begin()].push_back(c);
+    int& g = (*slot)[static_cast<size_t>(child_id[c])];
+    if (g < 0) {
+      g = static_cast<int>(groups.size());
+      groups.emplace_back();
     }
+    groups[static_cast<size_t>(g)].push_back(c);
   }
-  const size_t start = static_cast<size_t>(std::lower_bound(span.begin(), span.end(), cpu) - span.begin());
+  for (const auto& grp : groups) (*slot)[static_cast<size_t>(child_id[grp.front()])] = -1;
+  // The wrap meets a group first at its lowest CPU >= cpu, or, if it has none, at its lowest
+  // CPU after wrapping past the end of the span.
+  const int64_t wrap = static_cast<int64_t>(span.back()) + 1;
+  std::vector<std::pair<int64_t, size_t>> met(groups.size());
+  for (size_t g = 0; g < groups.size(); ++g) {
+    auto it = std::lower_bound(groups[g].begin(), groups[g].end(), cpu);
+    met[g] = {it != groups[g].end() ? *it : groups[g].front() + wrap, g};
+  }
+  std::sort(met.begin(), met.end());
   std::vector<std::vector<int>> ordered;
-  std::vector<bool> listed(groups.size(), false);
-  for (size_t j = 0; j < span.size(); ++j) {
-    const int c = span[(start + j) % span.size()];
-    const size_t g = static_cast<size_t>(std::find(ids.begin(), ids.end(), child_id[c]) - ids.begin());
-    if (!listed[g]) {
-      listed[g] = true;
-      ordered.push_back(std::move(groups[g]));
-    }
-  }
+  ordered.reserve(groups.size());
+  for (const auto& m : met) ordered.push_back(std::move(groups[m.second]));
   return ordered;
 }
 
@@ -110,12 +115,17 @@ void build_sched_domains(Kernel* k) {
         first_of_core[static_cast<size_t>(c)] = 1;
       }
   }
+  const std::vector<std::vector<int>> spans[4] = {spans_by_id(t.core_of), spans_by_id(t.llc_of),
+                                                  spans_by_id(t.socket_of), spans_by_id(all)};
+  std::vector<int> slot[4];  // groups_of() scratch, per child kind
+  for (int kind = 0; kind < 4; ++kind) slot[kind].assign(cpus_with[kind].size(), -1);
   for (int cpu = 0; cpu < n; ++cpu) {
     rq* rq = k->rq_of(cpu);
     rq->sd.clear();
     size_t prev_weight = 1;
-    for (const Level& l : levels) {
-      std::vector<int> span = span_of(*l.id, cpu);
+    for (size_t li = 0; li < std::size(levels); ++li) {
+      const Level& l = levels[li];
+      std::vector<int> span = spans[li][static_cast<size_t>((*l.id)[cpu])];
       if (span.size() <= prev_weight) continue;  // degenerate
       sched_domain sd;
       sd.name = l.name;
@@ -124,7 +134,7 @@ void build_sched_domains(Kernel* k) {
       // Groups are the spans of the child level (cores, LLCs, sockets); a degenerate child
       // level gives the same groups as the one below it.
       const std::vector<int>& child = *kinds[l.child];
-      sd.groups = groups_of(span, child, cpu);
+      sd.groups = groups_of(span, child, cpu, &slot[l.child]);
       for (size_t g = 0; g < sd.groups.size(); ++g) {
         const int id = child[sd.groups[g].front()];
         // The sum is the group's only if every CPU with this id is in the group (levels
