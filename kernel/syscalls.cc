@@ -1,7 +1,9 @@
 // The syscalls the simulated programs use: sched_yield, nanosleep, clock_nanosleep, futex,
-// getpid, exit. Mirrors kernel/sched/syscalls.c, kernel/time/hrtimer.c, kernel/futex/.
+// getpid, setpriority, exit. Mirrors kernel/sched/syscalls.c, kernel/time/hrtimer.c,
+// kernel/futex/, kernel/sys.c.
 #include "kernel/syscalls.h"
 
+#include <algorithm>
 #include <array>
 
 #include "kernel/cpu_exec.h"
@@ -97,6 +99,26 @@ int64_t sys_futex(rq* rq, task_struct* p, const UserAction& a) {
   return -ENOSYS;
 }
 
+// setpriority(which, who, niceval) (kernel/sys.c): arg[0] = which, arg[1] = who, arg[2] =
+// niceval. Only PRIO_PROCESS is modelled: who is a thread id, 0 the caller; the value is
+// clamped to -20..19 (as Linux does) and set with set_user_nice(). Programs run with
+// CAP_SYS_NICE, so lowering the nice value is allowed (no -EACCES). PRIO_PGRP and PRIO_USER
+// (process groups, users) do not exist here: -EINVAL, as for an unknown `which`.
+int64_t sys_setpriority(rq* rq, task_struct* p, const UserAction& a) {
+  if (a.arg[0] != PRIO_PROCESS) return -EINVAL;
+  const int64_t niceval = std::clamp<int64_t>(a.arg[2], -20, 19);
+  task_struct* t = nullptr;
+  if (a.arg[1] == 0) {
+    t = p;
+  } else {
+    for (const auto& c : rq->k->tasks())  // find_task_by_vpid()
+      if (c->pid == a.arg[1] && !c->is_idle && !c->exited) t = c.get();
+  }
+  if (!t) return -ESRCH;
+  set_user_nice(t, static_cast<long>(niceval));
+  return 0;
+}
+
 int64_t sys_exit(rq* rq, task_struct* p, const UserAction&) {
   do_exit(rq, p);
   return 0;
@@ -109,6 +131,7 @@ struct Registrar {
     register_syscall(NR_clock_nanosleep, sys_clock_nanosleep);
     register_syscall(NR_futex, sys_futex);
     register_syscall(NR_getpid, sys_getpid);
+    register_syscall(NR_setpriority, sys_setpriority);
     register_syscall(NR_exit, sys_exit);
     register_rseq_syscalls();
     register_fork_syscalls();

@@ -3,6 +3,7 @@
 // drives (UserContext). user/ and workloads/ include only this and kernel/kernel.h.
 #pragma once
 #include <sched.h>  // SCHED_FIFO, SCHED_RR, SCHED_BATCH, SCHED_IDLE: same values as Linux uapi
+#include <sys/resource.h>  // PRIO_PROCESS, PRIO_PGRP, PRIO_USER (setpriority's `which`)
 
 #include <cerrno>   // EAGAIN, EINVAL, ENOSYS, EINTR: the Linux errno values
 #include <cstdint>
@@ -12,7 +13,10 @@
 #endif
 static_assert(SCHED_FIFO == 1 && SCHED_RR == 2 && SCHED_BATCH == 3 && SCHED_IDLE == 5,
               "policy numbers must match include/uapi/linux/sched.h");
-static_assert(EAGAIN == 11 && EINVAL == 22 && ENOSYS == 38 && EINTR == 4, "Linux errno values");
+static_assert(EAGAIN == 11 && EINVAL == 22 && ENOSYS == 38 && EINTR == 4 && ESRCH == 3,
+              "Linux errno values");
+static_assert(PRIO_PROCESS == 0 && PRIO_PGRP == 1 && PRIO_USER == 2,
+              "setpriority's `which` values must match include/uapi/linux/resource.h");
 
 namespace kernel {
 
@@ -28,6 +32,7 @@ enum : int {
   NR_exit = 60,
   NR_futex = 202,
   NR_execve = 59,
+  NR_setpriority = 141,
   NR_prctl = 157,
   NR_clock_nanosleep = 230,
   NR_rseq = 334,

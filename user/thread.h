@@ -60,6 +60,11 @@ class Thread : public kernel::UserContext {
   Action futex_wake(UserWord* w, int64_t n) {
     return act(kernel::UserAction::Syscall, kernel::NR_futex, kernel::FUTEX_WAKE, n, 0, 0, w);
   }
+  // setpriority(which, who, nice): with PRIO_PROCESS, sets the nice value of thread `who`
+  // (0: the caller); returns 0, -ESRCH (no such thread) or -EINVAL (other `which`).
+  Action setpriority(int which, int64_t who, int64_t nice) {
+    return syscall(kernel::NR_setpriority, which, who, nice);
+  }
   // A generic system call, for syscalls that later proposals add.
   Action syscall(int nr, int64_t a0 = 0, int64_t a1 = 0, int64_t a2 = 0, int64_t a3 = 0) {
     return act(kernel::UserAction::Syscall, nr, a0, a1, a2, a3);

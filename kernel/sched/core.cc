@@ -24,15 +24,46 @@ static const uint32_t sched_prio_to_wmult[40] = {
     10153587,  12820798,  15790321,  19976592,  24970740,  31350126,  39045157,  49367440,
     61356676,  76695844,  95443717,  119304647, 148102320, 186737708, 238609294, 286331153};
 
-void set_load_weight(task_struct* p) {
-  if (p->policy == SCHED_IDLE) {
-    p->se.load.weight = WEIGHT_IDLEPRIO;
-    p->se.load.inv_weight = WMULT_IDLEPRIO;
+void set_load_weight(task_struct* p, bool update_load) {
+  load_weight lw;
+  if (p->policy == SCHED_IDLE) {  // task_has_idle_policy()
+    lw.weight = WEIGHT_IDLEPRIO;
+    lw.inv_weight = WMULT_IDLEPRIO;
+  } else {
+    const int idx = p->nice + 20;
+    lw.weight = sched_prio_to_weight[idx];
+    lw.inv_weight = sched_prio_to_wmult[idx];
+  }
+  // A fair task's lag, deadline and PELT load follow its weight (reweight_task_fair()).
+  if (update_load && p->sched_class->reweight_task)
+    p->sched_class->reweight_task(p->kern->rq_of(p->cpu), p, &lw);
+  else
+    p->se.load = lw;
+}
+
+// set_user_nice() (core.c): RT tasks only record the value. Otherwise the task leaves its
+// runqueue for the change (DEQUEUE_SAVE: no sleep, so its lag is recorded and its deadline
+// kept relative), takes the new weight, and comes back (ENQUEUE_RESTORE), placed by its
+// rescaled lag; then its class decides who runs (prio_changed()).
+void set_user_nice(task_struct* p, long nice) {
+  if (p->nice == nice || nice < -20 || nice > 19) return;
+  rq* rq = p->kern->rq_of(p->cpu);
+  update_rq_clock(rq);
+  if (rt_policy(p->policy)) {
+    p->nice = static_cast<int>(nice);
     return;
   }
-  const int idx = p->nice + 20;
-  p->se.load.weight = sched_prio_to_weight[idx];
-  p->se.load.inv_weight = sched_prio_to_wmult[idx];
+  const bool queued = p->on_rq;  // task_on_rq_queued(): a delayed task too
+  const bool running = rq->curr == p;
+  if (queued) p->sched_class->dequeue_task(rq, p, DEQUEUE_SAVE);
+  if (running) p->sched_class->put_prev_task(rq, p);
+  p->nice = static_cast<int>(nice);
+  set_load_weight(p, true);
+  const int old_prio = p->prio;
+  p->prio = DEFAULT_PRIO + p->nice;  // effective_prio()
+  if (queued) p->sched_class->enqueue_task(rq, p, ENQUEUE_RESTORE);
+  if (running) p->sched_class->set_next_task(rq, p, false);
+  if (p->sched_class->prio_changed) p->sched_class->prio_changed(rq, p, old_prio);
 }
 
 void update_rq_clock(rq* rq) { rq->clock = static_cast<u64>(rq->k->now()); }

@@ -499,18 +499,22 @@ static void enqueue_task_fair(rq* rq, task_struct* p, int flags) {
     return;
   }
   const unsigned h_nr_idle = p->policy == SCHED_IDLE;  // task_has_idle_policy()
+  // A delayed task put back after a change (ENQUEUE_RESTORE, e.g. set_user_nice()) stays
+  // delayed: queued again but not runnable (task_new && se->sched_delayed).
+  const unsigned h_nr_runnable = !(flags & ENQUEUE_WAKEUP) && se->sched_delayed ? 0 : 1;
   for_each_sched_entity(se) {
     if (se->on_rq) break;
     cfs_rq* cfs = cfs_rq_of(se);
     enqueue_entity(cfs, se, flags);
-    cfs->h_nr_runnable++;
+    cfs->h_nr_runnable += h_nr_runnable;
     cfs->h_nr_idle += h_nr_idle;
     flags = ENQUEUE_WAKEUP;
   }
   for_each_sched_entity(se) {
-    cfs_rq_of(se)->h_nr_runnable++;
+    cfs_rq_of(se)->h_nr_runnable += h_nr_runnable;
     cfs_rq_of(se)->h_nr_idle += h_nr_idle;
   }
+  if (!h_nr_runnable) return;  // (rq->nr_running leaves out delayed tasks here)
   add_nr_running(rq, 1);
   if (rq->cfs.h_nr_runnable == 1) dl_server_start(rq);  // the first runnable fair task
   hrtick_update(rq);
@@ -732,6 +736,70 @@ preempt:
     resched_curr_lazy(rq);
 }
 
+// reweight_entity(): se takes weight `weight`. Lag is real time, w * vlag, so vlag scales by
+// w/w' to keep it, and so does a relative deadline (virtual time left of the request);
+// se's PELT load_avg is recomputed from its (weight-free) load_sum and re-added. A task is
+// off its runqueue here (set_user_nice() dequeues it first) and only that scaling applies.
+// A queued entity (a task group's, when its shares change; no path here reaches it yet) is
+// re-placed from its rescaled lag as 6.12.11+ (6d71a9c61604) and 6.18 do, 7.0 keeping
+// curr's protected window relative across it (Update se->vprot in reweight_entity()).
+static void reweight_entity(cfs_rq* cfs, sched_entity* se, unsigned long weight) {
+  const bool curr = cfs->curr == se;
+  bool rel_vprot = false;
+  u64 vprot = 0;
+  if (se->on_rq) {
+    update_curr(cfs);  // commit outstanding execution time
+    update_entity_lag(cfs, se);
+    se->deadline -= se->vruntime;
+    se->rel_deadline = true;
+    if (v70(rq_of(cfs)->k) && curr && protect_slice(cfs, se)) {
+      vprot = se->vprot - se->vruntime;
+      rel_vprot = true;
+    }
+    if (!curr) __dequeue_entity(cfs, se);
+    cfs->load -= se->load.weight;
+  }
+  dequeue_load_avg(cfs, se);
+  // div_s64(): truncates toward zero, as C++'s division does.
+  const s64 old_w = static_cast<s64>(se->load.weight), new_w = static_cast<s64>(weight);
+  se->vlag = se->vlag * old_w / new_w;
+  if (se->rel_deadline) se->deadline = static_cast<u64>(static_cast<s64>(se->deadline) * old_w / new_w);
+  if (rel_vprot) vprot = static_cast<u64>(static_cast<s64>(vprot) * old_w / new_w);
+  // update_load_set(): the inverse weight is recomputed on its next use (__update_inv_weight:
+  // WMULT_CONST / w); reweight_task_fair() then installs the table's.
+  se->load.weight = weight;
+  se->load.inv_weight = static_cast<uint32_t>(0xffffffffu / weight);
+  se->avg.load_avg = static_cast<unsigned long>(pelt_div(weight * se->avg.load_sum, se->avg.period_contrib));
+  enqueue_load_avg(cfs, se);
+  if (se->on_rq) {
+    cfs->load += se->load.weight;
+    place_entity(cfs, se, 0);
+    if (rel_vprot) se->vprot = se->vruntime + vprot;
+    if (!curr) __enqueue_entity(cfs, se);
+  }
+  lb_view_update_pelt(rq_of(cfs));
+}
+
+// reweight_task_fair(): set_load_weight(p, true) for a fair task.
+static void reweight_task_fair(rq* rq, task_struct* p, const load_weight* lw) {
+  (void)rq;
+  sched_entity* se = &p->se;
+  reweight_entity(cfs_rq_of(se), se, lw->weight);
+  se->load.inv_weight = lw->inv_weight;
+}
+
+// prio_changed_fair(): after a nice change, a running task that lost weight gives the CPU
+// up (hard resched); a queued one is checked as a wakee would be.
+static void prio_changed_fair(rq* rq, task_struct* p, int oldprio) {
+  if (!p->on_rq) return;  // task_on_rq_queued()
+  if (rq->cfs.nr_queued == 1) return;
+  if (rq->curr == p) {
+    if (p->prio > oldprio) resched_curr(rq);
+  } else {
+    wakeup_preempt(rq, p, 0);
+  }
+}
+
 // task_tick_fair(): the tick charges curr; an hrtick expiry (queued) always reschedules.
 static void entity_tick(cfs_rq* cfs, sched_entity* curr, int queued) {
   assert(cfs->curr == curr && "the tick charges the running entity");
@@ -780,7 +848,19 @@ static void migrate_task_rq_fair(task_struct* p, int new_cpu) {
   se->avg.last_update_time = 0;
 }
 
-static void task_dead_fair(task_struct* p) { remove_entity_load_avg(&p->se); }
+// task_dead_fair(): a task still queued as delayed when it is gone would stay in the tree
+// for good; its delayed dequeue is completed first. (The final schedule() of an exiting
+// task dequeues it with DEQUEUE_SPECIAL, which never delays, and a delayed task does not
+// run, so this finds one only if a path dequeues a dying task otherwise.)
+static void task_dead_fair(task_struct* p) {
+  sched_entity* se = &p->se;
+  if (se->sched_delayed) {
+    rq* rq = rq_of(cfs_rq_of(se));
+    update_rq_clock(rq);
+    dequeue_entities(rq, se, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
+  }
+  remove_entity_load_avg(se);
+}
 
 void init_entity_runnable_average(sched_entity* se) {
   se->avg = sched_avg{};
@@ -844,6 +924,8 @@ const sched_class fair_sched_class = {
     nullptr,  // balance
     migrate_task_rq_fair,
     task_dead_fair,
+    reweight_task_fair,
+    prio_changed_fair,
 };
 
 }  // namespace kernel

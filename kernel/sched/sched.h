@@ -271,6 +271,10 @@ struct sched_class {
   void (*migrate_task_rq)(task_struct* p, int new_cpu) = nullptr;
   // The task exited and was switched out for good (fair: its PELT leaves the runqueue).
   void (*task_dead)(task_struct* p) = nullptr;
+  // set_load_weight(p, true): p's weight changes (fair: reweight_task_fair()).
+  void (*reweight_task)(rq* rq, task_struct* p, const load_weight* lw) = nullptr;
+  // After a priority (nice) change of p on rq: preempt or be preempted if it now must.
+  void (*prio_changed)(rq* rq, task_struct* p, int oldprio) = nullptr;
 };
 
 extern const sched_class rt_sched_class;
@@ -450,7 +454,11 @@ u64 avg_vruntime(cfs_rq* cfs_rq);
 bool entity_eligible(cfs_rq* cfs_rq, sched_entity* se);
 sched_entity* pick_eevdf(cfs_rq* cfs_rq, bool protect);
 u64 sysctl_sched_base_slice(const Kernel* k);
-void set_load_weight(task_struct* p);
+// set_load_weight(): p's weight from its nice value (or SCHED_IDLE's); with update_load, a
+// task that may be queued goes through its class's reweight_task() (a new task need not).
+void set_load_weight(task_struct* p, bool update_load = false);
+// set_user_nice(): setpriority()'s change of p's nice value, re-queueing p around it.
+void set_user_nice(task_struct* p, long nice);
 
 // ---- topology.cc / fair_balance.cc ----
 void build_sched_domains(Kernel* k);
