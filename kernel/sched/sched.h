@@ -222,6 +222,7 @@ struct cfs_rq {
   s64 sum_weight = 0;          // sum of w_i over tree entities
   u64 zero_vruntime = 0;       // reference point of the sum (7.0 name; min_vruntime before)
   sched_entity* curr = nullptr;
+  sched_entity* next = nullptr;  // the next buddy (NEXT_BUDDY), picked first while eligible
   std::vector<sched_entity*> timeline;  // queued entities except curr
   u64 tree_seq = 0;
   sched_avg avg;               // PELT of the runqueue: blocked entities decay inside it
