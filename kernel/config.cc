@@ -10,10 +10,10 @@ namespace {
 
 struct FeatDef {
   const char* name;
-  bool enabled;
+  bool enabled[3];  // per KernelVersion: 6.12, 6.18, 7.0
 };
 const FeatDef kFeats[] = {
-#define SCHED_FEAT(name, enabled) {#name, enabled},
+#define SCHED_FEAT(name, v6_12, v6_18, v7_0) {#name, {v6_12, v6_18, v7_0}},
 #include "kernel/sched/features.h"
 #undef SCHED_FEAT
 };
@@ -38,7 +38,7 @@ bool parse_int(const std::string& v, long long* out) {
 int nr_sched_feats() { return __SCHED_FEAT_NR; }
 const char* sched_feat_name(int bit) { return kFeats[bit].name; }
 
-// Defaults per version: 6.12.0 normalized base slice 0.75 ms (0.70 ms from 6.15 and in
+// Defaults per version: features from the table in kernel/sched/features.h; 6.12.0 normalized base slice 0.75 ms (0.70 ms from 6.15 and in
 // 6.12.31+, commit 2ae891b82695); Kconfig default preemption NONE until 7.0, where x86
 // offers only FULL and LAZY and defaults to LAZY (commit 7dadeaa6e851).
 KernelConfig default_config(KernelVersion version) {
@@ -46,10 +46,9 @@ KernelConfig default_config(KernelVersion version) {
   c.version = version;
   c.features = 0;
   for (int i = 0; i < __SCHED_FEAT_NR; ++i)
-    if (kFeats[i].enabled) c.features |= 1u << i;
+    if (kFeats[i].enabled[static_cast<int>(version)]) c.features |= 1u << i;
   switch (version) {
     case KernelVersion::V6_12:
-      c.features &= ~(1u << __SCHED_FEAT_NI_RANDOM);
       c.base_slice_ns = 750000;
       c.preempt = PreemptModel::None;
       break;

@@ -14,7 +14,7 @@ enum class KernelVersion { V6_12, V6_18, V7_0 };
 enum class PreemptModel { None, Voluntary, Full, Lazy };
 
 enum sched_feat_bit {
-#define SCHED_FEAT(name, enabled) __SCHED_FEAT_##name,
+#define SCHED_FEAT(name, v6_12, v6_18, v7_0) __SCHED_FEAT_##name,
 #include "kernel/sched/features.h"
 #undef SCHED_FEAT
   __SCHED_FEAT_NR,
@@ -84,7 +84,7 @@ const char* preempt_name(PreemptModel m);
 std::string set_config_key(KernelConfig* cfg, const std::string& key, const std::string& value);
 // Checks cross-field rules (HZ choices, models available in that version).
 std::string validate_config(const KernelConfig& cfg);
-// Names of the feature flags in list order, and their 7.0 defaults.
+// Names of the feature flags in list order (defaults: default_config()).
 int nr_sched_feats();
 const char* sched_feat_name(int bit);
 

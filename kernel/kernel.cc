@@ -63,6 +63,9 @@ Kernel::Kernel(sim::Engine* engine, const hw::Machine& machine, const KernelConf
     cpu_exec& ex = rq->ex;
     ex.irq_rng = sim::Rng(cfg_.seed, kIrqStream + static_cast<uint64_t>(cpu));
     rq->sched_rnd_state = sim::Rng(cfg_.seed, kSchedRngStream + static_cast<uint64_t>(cpu));
+    // sched_init(): avg_idle starts at twice the migration cost, the balance cost at it.
+    rq->avg_idle = 2 * static_cast<u64>(cfg_.migration_cost_ns);
+    rq->max_idle_balance_cost = static_cast<u64>(cfg_.migration_cost_ns);
     for (sim::Timer* t : {&ex.resume_timer, &ex.tick_timer, &ex.hrtick_timer, &ex.ipi_timer,
                           &ex.slice_timer}) {
       t->ctx = rq.get();

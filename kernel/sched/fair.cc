@@ -187,6 +187,11 @@ sched_entity* pick_eevdf(cfs_rq* cfs, bool protect) {
     if (curr && curr->on_rq) return curr;
     return cfs->timeline.empty() ? nullptr : cfs->timeline.front();
   }
+  // 7.0 picks the next buddy here, so the wakeup's pick sees it too (e837456fdca8); 6.12
+  // and 6.18 do it in pick_next_entity().
+  if (cfs->next && v70(rq_of(cfs)->k) && feat(rq_of(cfs), __SCHED_FEAT_PICK_BUDDY) &&
+      entity_eligible(cfs, cfs->next))
+    return cfs->next;
   if (curr && (!curr->on_rq || !entity_eligible(cfs, curr))) curr = nullptr;
   if (curr && protect && protect_slice(cfs, curr)) return curr;
   sched_entity* best = nullptr;
@@ -199,6 +204,17 @@ sched_entity* pick_eevdf(cfs_rq* cfs, bool protect) {
   }
   if (!best || (curr && entity_before(curr, best))) best = curr;
   return best;
+}
+
+// clear_buddies(): se, and the group entities above it, stop being their runqueue's next
+// buddy (__clear_buddies_next()).
+static void clear_buddies(cfs_rq* cfs, sched_entity* se) {
+  if (cfs->next != se) return;
+  for_each_sched_entity(se) {
+    cfs_rq* c = cfs_rq_of(se);
+    if (c->next != se) break;
+    c->next = nullptr;
+  }
 }
 
 // update_deadline(): once the request (slice) is consumed, ask for a new one from the
@@ -233,9 +249,13 @@ static void update_curr(cfs_rq* cfs) {
   if (entity_is_task(curr) && rq->fair_server.active) dl_server_update(rq, delta);
   if (cfs->nr_queued == 1) return;
   if (v612(rq->k)) {
-    if (resched || did_preempt_short(cfs, curr)) resched_curr(rq);
+    if (resched || did_preempt_short(cfs, curr)) {
+      resched_curr(rq);
+      clear_buddies(cfs, curr);
+    }
   } else if (resched || !protect_slice(cfs, curr)) {
     resched_curr_lazy(rq);
+    clear_buddies(cfs, curr);
   }
 }
 
@@ -526,6 +546,7 @@ static bool dequeue_entity(cfs_rq* cfs, sched_entity* se, int flags) {
   rq* rq = rq_of(cfs);
   const bool sleep = flags & DEQUEUE_SLEEP;
   update_curr(cfs);
+  clear_buddies(cfs, se);  // before a delay: ->next is never a delayed entity
   if (!(flags & DEQUEUE_DELAYED)) {
     // Only task entities are delayed here; Linux delays group entities too (left for the
     // task groups, with the rest of dequeue_entities()' group handling).
@@ -618,6 +639,17 @@ static void put_prev_entity(cfs_rq* cfs, sched_entity* prev) {
   cfs->curr = nullptr;
 }
 
+// pick_next_entity(): 6.12 (under NEXT_BUDDY) and 6.18 (under PICK_BUDDY) take the next
+// buddy while it is eligible before asking EEVDF; 7.0 does so inside __pick_eevdf().
+static sched_entity* pick_next_entity(cfs_rq* cfs) {
+  rq* rq = rq_of(cfs);
+  if (cfs->next && !v70(rq->k) &&
+      feat(rq, v612(rq->k) ? __SCHED_FEAT_NEXT_BUDDY : __SCHED_FEAT_PICK_BUDDY) &&
+      entity_eligible(cfs, cfs->next))
+    return cfs->next;
+  return pick_eevdf(cfs, true);
+}
+
 // pick_task_fair(): pick top-down, an entity per level, until a task. A picked delayed task
 // is finally dequeued (pick_next_entity()) and the pick restarts.
 static task_struct* pick_task_fair(rq* rq) {
@@ -627,7 +659,7 @@ again:
   if (!cfs->nr_queued) return nullptr;
   do {
     if (cfs->curr && cfs->curr->on_rq) update_curr(cfs);
-    se = pick_eevdf(cfs, true);
+    se = pick_next_entity(cfs);
     if (!se) return nullptr;
     if (se->sched_delayed) {
       dequeue_entities(rq, se, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
@@ -657,6 +689,7 @@ static void yield_task_fair(rq* rq) {
   if (nr_running_with_delayed(rq) == 1) return;
   sched_entity* se = &rq->curr->se;
   cfs_rq* cfs = cfs_rq_of(se);
+  clear_buddies(cfs, se);
   update_curr(cfs);
   if (v612(rq->k)) {
     se->deadline += calc_delta_fair(se->slice, se);
@@ -685,6 +718,23 @@ static bool se_is_idle(sched_entity* se) {
   return entity_is_task(se) && task_of(se)->policy == SCHED_IDLE;
 }
 
+// set_next_buddy(): the wakee, and its group entities up to the root, become their
+// runqueues' next buddy; never a SCHED_IDLE entity.
+static void set_next_buddy(sched_entity* se) {
+  for_each_sched_entity(se) {
+    if (se_is_idle(se)) return;
+    cfs_rq_of(se)->next = se;
+  }
+}
+
+// 7.0 preempt_sync(): a WF_SYNC wakee that becomes the buddy preempts only if its deadline
+// is earlier and curr has run at least the migration cost since it was last charged (Linux
+// quarters the threshold for WF_RQ_SELECTED wakeups, which the model does not flag).
+static bool preempt_sync(rq* rq, sched_entity* pse, sched_entity* se) {
+  const s64 delta = std::max<s64>(0, static_cast<s64>(rq->clock - se->exec_start));
+  return entity_before(pse, se) && delta >= rq->k->cfg_.migration_cost_ns;
+}
+
 // wakeup_preempt_fair() (7.0; check_preempt_wakeup_fair() before 6.19): preempt only if the
 // wakee is the eligible entity with the earliest deadline once curr's protection is honoured.
 static void wakeup_preempt_fair(rq* rq, task_struct* p, int wake_flags) {
@@ -694,6 +744,10 @@ static void wakeup_preempt_fair(rq* rq, task_struct* p, int wake_flags) {
   cfs_rq* cfs = nullptr;
   Kernel* k = rq->k;
   if (se == pse) return;
+  // 6.12, 6.18: any non-fork wakeup of a task that is not delayed becomes the next buddy.
+  if (!v70(k) && feat(rq, __SCHED_FEAT_NEXT_BUDDY) && !(wake_flags & WF_FORK) &&
+      !pse->sched_delayed)
+    set_next_buddy(pse);
   if (test_tsk_need_resched(curr)) return;
   if (!feat(rq, __SCHED_FEAT_WAKEUP_PREEMPTION)) return;
   find_matching_se(&se, &pse);
@@ -726,6 +780,15 @@ static void wakeup_preempt_fair(rq* rq, task_struct* p, int wake_flags) {
     return;
   }
   if (v70(k) && ((wake_flags & WF_FORK) || pse->sched_delayed)) return;
+  // 7.0 set_preempt_buddy(): the wakee becomes the buddy unless the present one has an
+  // earlier deadline; a new buddy woken WF_SYNC preempts or not by preempt_sync() alone.
+  if (v70(k) && feat(rq, __SCHED_FEAT_NEXT_BUDDY) && !(cfs->next && entity_before(cfs->next, pse))) {
+    set_next_buddy(pse);
+    if (wake_flags & WF_SYNC) {
+      if (preempt_sync(rq, pse, se)) goto preempt;
+      return;
+    }
+  }
   if (pick_eevdf(cfs, true) == pse) goto preempt;
   if (v70(k) && feat(rq, __SCHED_FEAT_RUN_TO_PARITY)) update_protect_slice(cfs, se);
   return;

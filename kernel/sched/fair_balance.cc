@@ -891,19 +891,44 @@ u64 get_sd_balance_interval(const Kernel* k, const sched_domain& sd, bool busy) 
   return static_cast<u64>(std::clamp<s64>(interval, 1, max_interval));
 }
 
+// update_newidle_cost(): a newly-idle balance of sd that cost more than any before sets the
+// domain's max_newidle_lb_cost; otherwise, once more than a second has passed since it was
+// last set or decayed, it decays by 253/256 (~1%) and the function says so. The cost is what
+// the model charged this CPU for the pass at that level, as Linux measures t1 - t0 around it.
+static bool update_newidle_cost(const Kernel* k, sched_domain& sd, u64 cost) {
+  const u64 now = k->jiffies();
+  if (cost > sd.max_newidle_lb_cost) {
+    sd.max_newidle_lb_cost = cost;
+    sd.last_decay_max_lb_cost = now;
+  } else if (now > sd.last_decay_max_lb_cost + static_cast<u64>(k->cfg_.hz)) {
+    sd.max_newidle_lb_cost = sd.max_newidle_lb_cost * 253 / 256;
+    sd.last_decay_max_lb_cost = now;
+    return true;
+  }
+  return false;
+}
+
 // sched_balance_softirq() + sched_balance_domains(): decay the blocked load, then balance
 // bottom-up the domains that are due, until another CPU of the local group is the one to
-// balance a level.
+// balance a level. Every visit decays the domains' newidle costs (update_newidle_cost(sd,
+// 0)), going on past that point while a decay happened, and after a decay the CPU's
+// max_idle_balance_cost becomes their sum, at least the migration cost.
 void sched_balance_domains(rq* rq, bool idle) {
   Kernel* k = rq->k;
   const u64 j = k->jiffies();
   u64 next = j + 60 * static_cast<u64>(k->cfg_.hz);
-  bool attempted = false, continue_balancing = true;
+  bool attempted = false, continue_balancing = true, need_decay = false;
+  u64 max_cost = 0;
   // A CPU running only SCHED_IDLE tasks balances as a busy one (CPU_NOT_IDLE) but at the
   // idle intervals.
   bool busy = !idle && !sched_idle_cpu(k, rq->cpu);
   for (sched_domain& sd : rq->sd) {
-    if (!continue_balancing) break;
+    need_decay = update_newidle_cost(k, sd, 0);  // as Linux: the last domain visited decides
+    max_cost += sd.max_newidle_lb_cost;
+    if (!continue_balancing) {
+      if (need_decay) continue;
+      break;
+    }
     u64 interval = get_sd_balance_interval(k, sd, busy);
     if (j >= sd.last_balance + interval) {
       attempted = true;
@@ -916,6 +941,8 @@ void sched_balance_domains(rq* rq, bool idle) {
     }
     next = std::min(next, sd.last_balance + interval);
   }
+  if (need_decay)
+    rq->max_idle_balance_cost = std::max(static_cast<u64>(k->cfg_.migration_cost_ns), max_cost);
   rq->next_balance = next;
   if (attempted) cpu_charge(rq, k->machine_.costs.newidle_balance_ns);
 }
@@ -948,9 +975,11 @@ static void update_newidle_stats(sched_domain& sd, unsigned success) {
 
 // sched_balance_newidle(): a CPU about to idle pulls one task from the busiest runqueue,
 // lowest domain first, while its expected idle time (avg_idle) covers the cost so far plus
-// the domain's. Linux measures each domain's cost (max_newidle_lb_cost); here it is the
-// fixed cost of an attempt plus one remote runqueue cache line per CPU of the span, so wide
-// domains are skipped by CPUs that idle briefly, as on Linux.
+// the domain's max_newidle_lb_cost. Each domain's pass costs this CPU what the model charges
+// for it (newidle_balance_ns plus one remote runqueue cache line per CPU of the span, and
+// any IPI the pass sends), and that charge is the measured cost update_newidle_cost() keeps,
+// as Linux keeps sched_clock_cpu() t1 - t0; so wide domains are skipped by CPUs that idle
+// briefly. A domain not yet balanced costs 0, so the first attempt is never held back.
 bool sched_balance_newidle(rq* rq) {
   Kernel* k = rq->k;
   if (rq->sd.empty()) return false;
@@ -961,17 +990,16 @@ bool sched_balance_newidle(rq* rq) {
     next_balance = std::min(next_balance, sd.last_balance + get_sd_balance_interval(k, sd, false));
   };
   const hw::Costs& c = k->machine_.costs;
-  auto cost = [&c](const sched_domain& sd) { return c.newidle_balance_ns + c.line_llc_ns * sd.span_weight; };
-  s64 spent = 0;
-  if (!k->nr_overloaded || static_cast<s64>(rq->avg_idle) < cost(rq->sd[0])) {
+  if (!k->nr_overloaded || rq->avg_idle < rq->sd[0].max_newidle_lb_cost) {
     update_next_balance(rq->sd[0]);
   } else {
     sched_balance_update_blocked_averages(rq);
     bool continue_balancing = true;
     const bool ni_random = k->cfg_.feat(__SCHED_FEAT_NI_RANDOM);
+    u64 curr_cost = 0;
     for (sched_domain& sd : rq->sd) {
       update_next_balance(sd);
-      if (static_cast<s64>(rq->avg_idle) < spent + cost(sd)) break;
+      if (rq->avg_idle < curr_cost + sd.max_newidle_lb_cost) break;
       unsigned weight = 1;
       if (ni_random) {
         // Throw a 1024-sided die; balance this domain only as often as it succeeds, and
@@ -984,14 +1012,19 @@ bool sched_balance_newidle(rq* rq) {
         }
         weight = (1024 + weight / 2) / weight;
       }
-      spent += cost(sd);
+      // t0 .. t1: this CPU's kernel work queued by the pass, the pass's own cost included.
+      const sim::Time t0 = kernel_clock(rq, k->now());
+      cpu_charge(rq, c.newidle_balance_ns + c.line_llc_ns * sd.span_weight);
       const int pulled = sched_balance_rq(rq, sd, CPU_NEWLY_IDLE, &continue_balancing);
-      update_newidle_stats(sd, weight * (pulled ? 1 : 0));  // update_newidle_cost(): cost > 0
+      const u64 domain_cost = static_cast<u64>(kernel_clock(rq, k->now()) - t0);
+      curr_cost += domain_cost;
+      update_newidle_stats(sd, weight * (pulled ? 1 : 0));
+      update_newidle_cost(k, sd, domain_cost);
       if (pulled || !continue_balancing || rq->nr_running) break;
     }
+    rq->max_idle_balance_cost = std::max(rq->max_idle_balance_cost, curr_cost);
   }
   if (rq->next_balance > next_balance) rq->next_balance = next_balance;
-  if (spent) cpu_charge(rq, spent);
   return rq->nr_running > 0;
 }
 

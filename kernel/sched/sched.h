@@ -222,6 +222,7 @@ struct cfs_rq {
   s64 sum_weight = 0;          // sum of w_i over tree entities
   u64 zero_vruntime = 0;       // reference point of the sum (7.0 name; min_vruntime before)
   sched_entity* curr = nullptr;
+  sched_entity* next = nullptr;  // the next buddy (NEXT_BUDDY), picked first while eligible
   std::vector<sched_entity*> timeline;  // queued entities except curr
   u64 tree_seq = 0;
   sched_avg avg;               // PELT of the runqueue: blocked entities decay inside it
@@ -388,6 +389,10 @@ struct sched_domain {
   // NI_RANDOM: newidle attempts and successes (weighted), halved every 1024 attempts; the
   // ratio is the successes at the last halving. Start at a 50% success rate (sd_init()).
   unsigned newidle_call = 512, newidle_success = 256, newidle_ratio = 512;
+  // update_newidle_cost(): the dearest newly-idle balance of this domain seen so far (what
+  // the model charged for it), decayed by 253/256 at most once a second; 0 until the first.
+  u64 max_newidle_lb_cost = 0;
+  u64 last_decay_max_lb_cost = 0;          // jiffies
 };
 
 struct rq {
@@ -405,8 +410,12 @@ struct rq {
   cfs_rq cfs;
   u64 nr_switches = 0;
   u64 next_balance = 0;        // jiffies
-  u64 avg_idle = 1000000;      // EWMA of idle durations, ns (initial 2 x 500 us)
+  u64 avg_idle = 1000000;      // EWMA of idle durations, ns (2 x migration cost at boot)
   u64 idle_stamp = 0;
+  // The dearest newly-idle balance pass (all its domains) seen, or the sum of the domains'
+  // max_newidle_lb_cost at their decay, never below sysctl_sched_migration_cost; avg_idle
+  // is capped at twice this.
+  u64 max_idle_balance_cost = 500000;
   u64 last_blocked_load_update_tick = 0;  // jiffies
   bool active_balance = false; // an active balance is queued on this CPU's stopper
   int push_cpu = -1;           // where it pushes a task

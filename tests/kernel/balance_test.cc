@@ -209,6 +209,79 @@ TEST(NewidleBalance, NiRandomTriesAFailingDomainLessOften) {
       << with.sys_ns << " vs " << without.sys_ns;
 }
 
+// Newly-idle balancing is gated by each domain's measured cost (max_newidle_lb_cost, what
+// the model charged for its last dearest pass) and by avg_idle, capped at twice the CPU's
+// dearest pass (max_idle_balance_cost). A machine whose newidle pass costs 2 ms: CPU 1
+// sleeps 10 ms at a time while two hogs pinned to CPU 0 keep the machine overloaded. The
+// first attempt is not held back (a domain not yet balanced costs 0); it raises the cap on
+// avg_idle to 4 ms, so a CPU idle that long goes on balancing, as in Linux. Counted with
+// the domain's newidle_call (NI_RANDOM off: every attempt counts once, none is skipped).
+struct LongSleeper {
+  unsigned attempts = 0;        // newly-idle balances of CPU 1's domain
+  uint64_t recorded_cost = 0;   // its max_newidle_lb_cost
+  uint64_t max_idle_balance_cost = 0;
+};
+LongSleeper newidle_of_a_long_sleeper(sim::Time newidle_balance_ns) {
+  hw::Machine m = testing_support::flat_machine(2);
+  m.costs.newidle_balance_ns = newidle_balance_ns;
+  kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
+  EXPECT_EQ(kernel::set_config_key(&cfg, "sched_feat.NI_RANDOM", "false"), "");
+  Sim s(m, cfg);
+  kernel::TaskAttr on0, on1;
+  on0.cpus = {0};
+  on1.cpus = {1};
+  s.spawn(on0, hog_forever);
+  s.spawn(on0, hog_forever);
+  s.spawn(on1, [](user::Thread& t) -> user::Program {
+    for (;;) {
+      co_await t.compute(20 * sim::kNsecPerUsec);
+      co_await t.nanosleep(10 * sim::kNsecPerMsec);
+    }
+  });
+  s.run(500 * sim::kNsecPerMsec);
+  testing_support::check_invariants(*s.k, 500 * sim::kNsecPerMsec);
+  const kernel::rq* rq = s.k->rq_of(1);
+  return {rq->sd[0].newidle_call - 512, rq->sd[0].max_newidle_lb_cost, rq->max_idle_balance_cost};
+}
+
+TEST(NewidleBalance, AnExpensiveDomainIsStillBalancedByACpuIdleLongerThanItsMeasuredCost) {
+  const LongSleeper r = newidle_of_a_long_sleeper(2 * sim::kNsecPerMsec);
+  // About one attempt per sleep (some 45 sleeps); only the first few, while avg_idle climbs
+  // from its boot value (1 ms) past 2 ms, are held back.
+  EXPECT_GT(r.attempts, 30u);
+  EXPECT_LT(r.attempts, 512u);  // no halving of the counts yet
+  // The domain's recorded cost is the pass's charge: 2 ms and a cache line per CPU.
+  const hw::Machine m = testing_support::flat_machine(2);
+  EXPECT_EQ(r.recorded_cost, static_cast<uint64_t>(2 * sim::kNsecPerMsec + 2 * m.costs.line_llc_ns));
+  EXPECT_EQ(r.max_idle_balance_cost, r.recorded_cost);
+}
+
+// update_newidle_cost() from the periodic balance: a domain's max_newidle_lb_cost decays by
+// 253/256 once more than a second has passed since it was set or last decayed, and the
+// CPU's max_idle_balance_cost follows the sum (at least the migration cost). CPU 1 runs a
+// pinned hog, so it never balances newly idle; its domain starts with a recorded 1 ms.
+TEST(NewidleBalance, MeasuredCostDecaysAboutOnePercentASecondAtThePeriodicBalance) {
+  kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
+  Sim s(testing_support::flat_machine(2), cfg);
+  kernel::TaskAttr on0, on1;
+  on0.cpus = {0};
+  on1.cpus = {1};
+  s.spawn(on0, hog_forever);
+  s.spawn(on1, hog_forever);
+  kernel::rq* rq = s.k->rq_of(1);
+  rq->sd[0].max_newidle_lb_cost = 1000000;
+  const sim::Time end = 3500 * sim::kNsecPerMsec;  // decays after ~1, ~2 and ~3 s
+  s.run(end);
+  testing_support::check_invariants(*s.k, end);
+  uint64_t expect = 1000000;
+  for (int i = 0; i < 3; ++i) expect = expect * 253 / 256;
+  EXPECT_EQ(rq->sd[0].max_newidle_lb_cost, expect);
+  EXPECT_EQ(rq->max_idle_balance_cost, expect);
+  // CPU 0's domain never recorded a cost: its CPU stays at the migration cost floor.
+  EXPECT_EQ(s.k->rq_of(0)->sd[0].max_newidle_lb_cost, 0u);
+  EXPECT_EQ(s.k->rq_of(0)->max_idle_balance_cost, 500000u);
+}
+
 // A queued task that a balance moves goes on waiting: its runqueue wait (schedstat wait_max,
 // wait_count) runs from its first enqueue to when it first runs, as update_stats_wait_end_fair()
 // keeps it across the move. CPU 0 runs a pinned nice -20 hog and CPU 1 a pinned 3 ms task;

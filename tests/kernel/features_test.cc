@@ -1,0 +1,155 @@
+// Scheduler feature defaults per version (kernel/sched/features.h) and the buddy features,
+// NEXT_BUDDY and PICK_BUDDY, as each version implements them.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "kernel/config.h"
+#include "kernel/sched/sched.h"
+#include "tests/kernel/harness.h"
+
+using testing_support::Sim;
+using testing_support::flat_machine;
+
+namespace {
+
+bool feat_default(kernel::KernelVersion v, const std::string& name) {
+  const kernel::KernelConfig c = kernel::default_config(v);
+  for (int i = 0; i < kernel::nr_sched_feats(); ++i)
+    if (name == kernel::sched_feat_name(i)) return c.features & (1u << i);
+  ADD_FAILURE() << "no feature " << name;
+  return false;
+}
+
+// features.h of each version: NEXT_BUDDY is off in 6.12, 6.18 and 7.0 (on only between
+// 6.19-rc1 and -rc7); PICK_BUDDY is on from its introduction (6.18 has it, 6.12 not);
+// NI_RANDOM is in 6.18.5 and 7.0, not in 6.12.0; the rest are the same in all three.
+TEST(Features, DefaultsFollowEachVersionsFeaturesH) {
+  using kernel::KernelVersion;
+  for (KernelVersion v : {KernelVersion::V6_12, KernelVersion::V6_18, KernelVersion::V7_0}) {
+    const std::string name = kernel::version_name(v);
+    EXPECT_FALSE(feat_default(v, "NEXT_BUDDY")) << name;
+    EXPECT_EQ(feat_default(v, "PICK_BUDDY"), v != KernelVersion::V6_12) << name;
+    EXPECT_EQ(feat_default(v, "NI_RANDOM"), v != KernelVersion::V6_12) << name;
+    for (const char* on : {"PLACE_LAG", "PLACE_DEADLINE_INITIAL", "PLACE_REL_DEADLINE",
+                           "RUN_TO_PARITY", "PREEMPT_SHORT", "DELAY_DEQUEUE", "DELAY_ZERO",
+                           "WAKEUP_PREEMPTION", "TTWU_QUEUE", "RT_PUSH_IPI", "SIS_UTIL",
+                           "WA_IDLE", "WA_WEIGHT", "WA_BIAS", "UTIL_EST"})
+      EXPECT_TRUE(feat_default(v, on)) << name << " " << on;
+    EXPECT_FALSE(feat_default(v, "HRTICK")) << name;
+  }
+}
+
+// Three task entities on CPU 0's runqueue, equal weights; V = 100. a is eligible with a late
+// deadline, b eligible with the earliest eligible deadline, c ineligible. a is the next buddy.
+struct BuddyRq {
+  Sim s;
+  kernel::cfs_rq& cfs;
+  kernel::task_struct a, b, c;
+  explicit BuddyRq(kernel::KernelConfig cfg)
+      : s(flat_machine(1), cfg), cfs(s.k->rq_of(0)->cfs) {
+    for (auto* t : {&a, &b, &c}) {
+      t->se.owner = t;
+      t->se.cfs_rq = &cfs;
+      t->se.on_rq = true;
+    }
+    a.se.vruntime = 0;   a.se.deadline = 500;
+    b.se.vruntime = 100; b.se.deadline = 300;
+    c.se.vruntime = 200; c.se.deadline = 250;
+    for (auto* t : {&a, &b, &c}) {
+      cfs.sum_w_vruntime += static_cast<int64_t>(t->se.vruntime) * 1024;
+      cfs.sum_weight += 1024;
+      cfs.timeline.push_back(&t->se);
+    }
+    cfs.nr_queued = 3;
+    cfs.next = &a.se;
+  }
+  ~BuddyRq() {  // leave the runqueue as the kernel's teardown expects it
+    cfs.timeline.clear();
+    cfs.nr_queued = 0;
+    cfs.next = nullptr;
+    cfs.sum_w_vruntime = cfs.sum_weight = 0;
+  }
+  kernel::task_struct* pick() { return kernel::fair_sched_class.pick_task(s.k->rq_of(0)); }
+};
+
+kernel::KernelConfig with(kernel::KernelVersion v, const char* feat, bool on) {
+  kernel::KernelConfig cfg = kernel::default_config(v);
+  EXPECT_EQ(kernel::set_config_key(&cfg, std::string("sched_feat.") + feat, on ? "true" : "false"), "");
+  return cfg;
+}
+
+// 7.0: __pick_eevdf() returns an eligible next buddy under PICK_BUDDY, so the wakeup's pick
+// sees it too; without PICK_BUDDY the buddy is ignored.
+TEST(Features, PickBuddyIn70TakesTheEligibleBuddyInsidePickEevdf) {
+  {
+    BuddyRq r(with(kernel::KernelVersion::V7_0, "PICK_BUDDY", true));
+    EXPECT_EQ(kernel::pick_eevdf(&r.cfs, true), &r.a.se);
+    EXPECT_EQ(r.pick(), &r.a);
+  }
+  {
+    BuddyRq r(with(kernel::KernelVersion::V7_0, "PICK_BUDDY", false));
+    EXPECT_EQ(kernel::pick_eevdf(&r.cfs, true), &r.b.se);
+    EXPECT_EQ(r.pick(), &r.b);
+  }
+}
+
+// 6.18: pick_next_entity() takes the buddy under PICK_BUDDY, but __pick_eevdf() (the
+// wakeup's pick) does not look at it. 6.12: the same, under NEXT_BUDDY instead.
+TEST(Features, BuddyBefore70IsTakenByPickNextEntityOnly) {
+  {
+    BuddyRq r(kernel::default_config(kernel::KernelVersion::V6_18));  // PICK_BUDDY on
+    EXPECT_EQ(kernel::pick_eevdf(&r.cfs, true), &r.b.se);
+    EXPECT_EQ(r.pick(), &r.a);
+  }
+  {
+    BuddyRq r(kernel::default_config(kernel::KernelVersion::V6_12));  // NEXT_BUDDY off
+    EXPECT_EQ(r.pick(), &r.b);
+  }
+  {
+    BuddyRq r(with(kernel::KernelVersion::V6_12, "NEXT_BUDDY", true));
+    EXPECT_EQ(kernel::pick_eevdf(&r.cfs, true), &r.b.se);
+    EXPECT_EQ(r.pick(), &r.a);
+  }
+  {
+    BuddyRq r(with(kernel::KernelVersion::V6_12, "PICK_BUDDY", true));  // no such flag in 6.12
+    EXPECT_EQ(r.pick(), &r.b);
+  }
+}
+
+// A buddy is never left pointing at an entity that left the runqueue or is delayed there:
+// two sleepers that wake often (each becoming the buddy, NEXT_BUDDY on) share a CPU with a
+// hog, and look at cfs_rq->next each time they run. The run keeps the usual accounting
+// invariants in every version.
+user::Program hog(user::Thread& t) {
+  for (;;) co_await t.compute(1000000000);
+}
+
+TEST(Features, NextBuddyIsClearedWhenItsEntityLeaves) {
+  for (auto v : {kernel::KernelVersion::V6_12, kernel::KernelVersion::V6_18, kernel::KernelVersion::V7_0}) {
+    Sim s(flat_machine(1), with(v, "NEXT_BUDDY", true));
+    kernel::TaskAttr a;
+    a.cpus = {0};
+    s.spawn(a, hog);
+    int seen_buddy = 0, bad = 0;
+    const kernel::cfs_rq* cfs = &s.k->rq_of(0)->cfs;
+    for (sim::Time sleep : {3 * sim::kNsecPerMsec, 700 * sim::kNsecPerUsec}) {
+      s.spawn(a, [&, sleep](user::Thread& t) -> user::Program {
+        for (;;) {
+          co_await t.nanosleep(sleep);
+          if (cfs->next) {
+            ++seen_buddy;
+            bad += !cfs->next->on_rq || cfs->next->sched_delayed;
+          }
+          co_await t.compute(300 * sim::kNsecPerUsec);
+        }
+      });
+    }
+    s.run(500 * sim::kNsecPerMsec);
+    testing_support::check_invariants(*s.k, 500 * sim::kNsecPerMsec);
+    EXPECT_GT(seen_buddy, 0) << kernel::version_name(v);
+    EXPECT_EQ(bad, 0) << kernel::version_name(v);
+  }
+}
+
+}  // namespace
