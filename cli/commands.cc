@@ -252,6 +252,9 @@ int do_list(const std::string& what) {
                "                   true | false: the review's policy switches (default false)\n"
                "  slice_ext.rseq_miss  probability the rseq page is not resident (default 0)\n"
                "  slice_ext.page_limit [task_shared] pages per process (default 0 = no limit)\n"
+               "  mm_cid           default | off | lazy | batched | owner: rseq concurrency IDs\n"
+               "                   (default: lazy in 6.12/6.18, owner in 7.0; batched needs 6.18)\n"
+               "  mm_cid.scan_batch CPUs per scan call of batched (default 8; 1..CPU count)\n"
                "  sched_feat.NAME  true | false (defaults of 7.0; other versions noted where they differ):\n";
   // Defaults of 7.0, with the versions whose default differs.
   const kernel::KernelVersion versions[] = {kernel::KernelVersion::V6_12, kernel::KernelVersion::V6_18};

@@ -30,6 +30,9 @@ struct Costs {
   sim::Time copy_from_user_word_ns = 10; // STAC/CLAC + a checked load, L1 hit
   sim::Time idle_exit_ns = 2000;         // leaving the idle state on a wakeup (latency)
   sim::Time newidle_balance_ns = 3000;   // cost of one newly-idle balance attempt
+  // task_mm_cid_work(): per possible CPU visited, both passes (old slots, then cids above
+  // the weight): that CPU's rq->clock and rq->curr and the mm's slot, remote lines.
+  sim::Time mm_cid_scan_cpu_ns = 200;
   // How long a parent takes to create one thread (pthread_create(): clone() and the stack):
   // threads a workload starts at the same time are forked this far apart (Kernel::create_thread).
   sim::Time clone_ns = 0;

@@ -27,6 +27,7 @@ constexpr TimeField kTimeFields[] = {
     {"ipi_send_ns", &Costs::ipi_send_ns},
     {"hrtimer_program_ns", &Costs::hrtimer_program_ns},
     {"ttwu_ns", &Costs::ttwu_ns},
+    {"mm_cid_scan_cpu_ns", &Costs::mm_cid_scan_cpu_ns},
     {"line_smt_ns", &Costs::line_smt_ns},
     {"line_llc_ns", &Costs::line_llc_ns},
     {"line_xllc_ns", &Costs::line_xllc_ns},

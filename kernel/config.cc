@@ -211,6 +211,21 @@ std::string set_config_key(KernelConfig* cfg, const std::string& key, const std:
     cfg->slice_ext.page_limit = static_cast<int>(n);
     return "";
   }
+  if (key == "mm_cid") {
+    if (value == "default") return cfg->mm_cid = MmCid::Default, "";
+    if (value == "off") return cfg->mm_cid = MmCid::Off, "";
+    if (value == "lazy") return cfg->mm_cid = MmCid::Lazy, "";
+    if (value == "batched") return cfg->mm_cid = MmCid::Batched, "";
+    if (value == "owner") return cfg->mm_cid = MmCid::Owner, "";
+    return "mm_cid: unknown implementation '" + value + "' (choose default, off, lazy, batched, owner)";
+  }
+  if (key == "mm_cid.scan_batch") {
+    // CONFIG_RSEQ_CID_SCAN_BATCH: range 1..NR_CPUS (checked against the machine later).
+    if (!parse_int(value, &n) || n < 1 || n > 1000000)
+      return "mm_cid.scan_batch: must be an integer from 1 to the CPU count (got '" + value + "')";
+    cfg->mm_cid_scan_batch = static_cast<int>(n);
+    return "";
+  }
   const std::string prefix = "sched_feat.";
   if (key.rfind(prefix, 0) == 0) {
     const std::string name = key.substr(prefix.size());
@@ -247,6 +262,42 @@ std::string validate_config(const KernelConfig& cfg) {
       (cfg.slice_ext.nsec < 5000 || cfg.slice_ext.nsec > 50000))
     return "slice_ext.nsec: mainline bounds the extension to 5000..50000 ns (debugfs "
            "rseq/slice_ext_nsec; got " + std::to_string(cfg.slice_ext.nsec) + ")";
+  // mm_cid: 6.4..6.18 have the lazy per-(mm, CPU) IDs with the 100 ms scan; the batched
+  // series (v2, July 2025) patches that code as of 6.16 (with 6.14's max_nr_cid); 6.19
+  // replaced both with per-task / per-CPU ownership (653fda7ae73d).
+  const MmCid m = cfg.mm_cid;
+  if (cfg.version == KernelVersion::V7_0 && (m == MmCid::Lazy || m == MmCid::Batched))
+    return std::string("mm_cid: ") + mm_cid_name(m) +
+           " does not exist in 7.0 (6.19 replaced the scan by owner)";
+  if (cfg.version != KernelVersion::V7_0 && m == MmCid::Owner)
+    return std::string("mm_cid: owner is the 6.19 rewrite; ") + version_name(cfg.version) +
+           " has lazy";
+  if (cfg.version == KernelVersion::V6_12 && m == MmCid::Batched)
+    return "mm_cid: batched patches the 6.14+ allocator (max_nr_cid); use kernel 6.18, not 6.12";
+  return "";
+}
+
+MmCid mm_cid_effective(const KernelConfig& cfg) {
+  if (cfg.mm_cid != MmCid::Default) return cfg.mm_cid;
+  return cfg.version == KernelVersion::V7_0 ? MmCid::Owner : MmCid::Lazy;
+}
+
+const char* mm_cid_name(MmCid m) {
+  switch (m) {
+    case MmCid::Default: return "default";
+    case MmCid::Off: return "off";
+    case MmCid::Lazy: return "lazy";
+    case MmCid::Batched: return "batched";
+    case MmCid::Owner: return "owner";
+  }
+  return "?";
+}
+
+std::string validate_config_machine(const KernelConfig& cfg, int nr_cpus) {
+  if (mm_cid_effective(cfg) == MmCid::Batched &&
+      (cfg.mm_cid_scan_batch < 1 || cfg.mm_cid_scan_batch > nr_cpus))
+    return "mm_cid.scan_batch: must be in 1.." + std::to_string(nr_cpus) +
+           " (the machine's CPUs; got " + std::to_string(cfg.mm_cid_scan_batch) + ")";
   return "";
 }
 

@@ -37,6 +37,10 @@ struct SliceExtConfig {
   bool rseq_registered = true;  // glibc registers rseq for every thread
 };
 
+// The rseq concurrency ID (mm_cid) implementation (kernel/sched/mm_cid.h): Default = the
+// version's (6.12, 6.18: lazy; 7.0: owner).
+enum class MmCid { Default, Off, Lazy, Batched, Owner };
+
 struct KernelConfig {
   KernelVersion version = KernelVersion::V7_0;
   int hz = 250;
@@ -61,6 +65,8 @@ struct KernelConfig {
   sim::Time fair_server_runtime_ns = 50000000;
   sim::Time fair_server_period_ns = 1000000000;
   SliceExtConfig slice_ext;
+  MmCid mm_cid = MmCid::Default;
+  int mm_cid_scan_batch = 8;             // CONFIG_RSEQ_CID_SCAN_BATCH (batched series v2)
   uint64_t seed = 1;                     // for the kernel's own random draws (rseq_miss)
 
   sim::Time tick_nsec() const { return (1000000000LL + hz / 2) / hz; }  // TICK_NSEC
@@ -84,6 +90,11 @@ const char* preempt_name(PreemptModel m);
 std::string set_config_key(KernelConfig* cfg, const std::string& key, const std::string& value);
 // Checks cross-field rules (HZ choices, models available in that version).
 std::string validate_config(const KernelConfig& cfg);
+// mm_cid: the implementation in force (Default resolved by version), and its name.
+MmCid mm_cid_effective(const KernelConfig& cfg);
+const char* mm_cid_name(MmCid m);
+// Rules that need the machine: mm_cid.scan_batch within 1..nr_cpus.
+std::string validate_config_machine(const KernelConfig& cfg, int nr_cpus);
 // Names of the feature flags in list order (defaults: default_config()).
 int nr_sched_feats();
 const char* sched_feat_name(int bit);

@@ -21,6 +21,7 @@ constexpr uint64_t kSchedRngStream = 0x726e64ull << 32;  // "rnd"
 Kernel::Kernel(sim::Engine* engine, const hw::Machine& machine, const KernelConfig& cfg)
     : machine_(machine), cfg_(cfg), rng(cfg.seed, 0x6b65726e656c), engine_(engine) {
   slice_ops = slice_ext_select(cfg_.slice_ext.abi);
+  mm_cid_ops = mm_cid_select(cfg_);
   smt_slowdown_div =
       libdivide::divider<uint64_t>(static_cast<uint64_t>(machine_.costs.smt_slowdown_permille));
   const int n = machine_.topo.nr_cpus;
@@ -167,6 +168,7 @@ int Kernel::create_thread(int tgid, const TaskAttr& attr, std::unique_ptr<UserCo
     p->se.avg = sched_avg{};
     p->sleep_timer.arg = static_cast<uint32_t>(p->cpu);
     engine_->arm(&p->sleep_timer, start);
+    mm_cid_ops->fork(rq_of(p->cpu), p.get());  // forked before the run: sched_mm_cid_fork()
   } else if (!cfg_.launcher_task) {
     // launcher=outside: a parent off the machine forks the threads one after another.
     auto st = std::make_unique<sim::Timer>();

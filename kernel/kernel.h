@@ -103,6 +103,7 @@ class Kernel {
   bool nohz_has_blocked = false;  // idle CPUs may hold blocked load to decay (nohz.has_blocked)
   int nr_idle_cpus = 0;
   const struct slice_ext_ops* slice_ops = nullptr;  // selected once from cfg_.slice_ext.abi
+  const struct mm_cid_ops* mm_cid_ops = nullptr;    // selected once from cfg_.mm_cid
   sim::Rng rng;                                     // the kernel's own draws (rseq_miss)
   sim::UniformInt timer_irq_jitter;                 // uniform(0, costs.timer_irq_jitter_ns)
   // Divides by costs.smt_slowdown_permille without a 64-bit divide: settle_user() converts

@@ -152,6 +152,7 @@ int64_t invoke_syscall(rq* rq, task_struct* p, const UserAction& a) {
 void do_exit(rq* rq, task_struct* p) {
   spin_unlink(p);
   task_shared_release(p);
+  rq->k->mm_cid_ops->exit(rq, p);  // exit_signals() -> sched_mm_cid_exit_signals()
   p->exited = true;
   p->exec = ExecKind::Dead;
   p->__state = TASK_DEAD;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "kernel/sched/mm_cid.h"
 #include "kernel/uapi.h"
 
 namespace kernel {
@@ -27,6 +28,7 @@ struct mm_struct {
   std::vector<std::unique_ptr<task_shared_page>> pages;  // ownership, by id
   std::list<task_shared_page*> free_list;  // pages with free slots first, full ones last
   int nr_pages_allocated = 0;              // ever, for statistics
+  mm_mm_cid cid;                           // rseq concurrency IDs (kernel/sched/mm_cid.h)
 };
 
 // Allocates a slot for a thread: from the head page if it has room, else a new page at

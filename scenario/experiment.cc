@@ -25,7 +25,8 @@ namespace {
 bool is_kernel_key(const std::string& k) {
   return k == "hz" || k == "preempt" || k == "base_slice_ns" || k == "nohz_idle" || k == "skew_tick" ||
          k == "launcher" || k == "migration_cost_ns" || k == "rr_timeslice_ms" || k.rfind("sched_feat.", 0) == 0 ||
-         k == "slice_ext" || k.rfind("slice_ext.", 0) == 0 || k.rfind("fair_server.", 0) == 0;
+         k == "slice_ext" || k.rfind("slice_ext.", 0) == 0 || k.rfind("fair_server.", 0) == 0 ||
+         k == "mm_cid" || k.rfind("mm_cid.", 0) == 0;
 }
 
 // The slice extension a workload's programs use (parameter `ext`, or extend-sched2's `mode`
@@ -314,7 +315,8 @@ std::string validate(const Experiment& e) {
     if (std::string err = build_params(tmp, *xw, &xp); !err.empty()) return "also: " + err;
   }
   kernel::KernelConfig cfg;
-  return build_config(e, params, &cfg);
+  if (std::string err = build_config(e, params, &cfg); !err.empty()) return err;
+  return kernel::validate_config_machine(cfg, m.topo.nr_cpus);
 }
 
 std::string run(const Experiment& e, report::Results* out, const Progress& progress) {

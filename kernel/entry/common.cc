@@ -4,6 +4,7 @@
 
 #include "kernel/cpu_exec.h"
 #include "kernel/kernel.h"
+#include "kernel/sched/mm_cid.h"
 #include "kernel/slice_ext.h"
 #include "kernel/syscalls.h"
 
@@ -40,7 +41,13 @@ void exit_to_user_mode_loop(rq* rq, bool from_irq) {
   task_struct* p = rq->curr;
   if (p->is_idle) return;
   p->slice.user_irq = false;  // entry events are consumed on the way out
-  if (p->user && p->user->rseq) p->user->rseq->cpu_id = static_cast<uint32_t>(rq->cpu);
+  // resume_user_mode_work(): task_work_run() (6.4 .. 6.18: the queued task_mm_cid_work()),
+  // then rseq_handle_notify_resume() (the batched series' scan), then the rseq ids.
+  if (p->mm_cid.pending) rq->k->mm_cid_ops->resume_user(rq, p);
+  if (p->user && p->user->rseq) {
+    p->user->rseq->cpu_id = static_cast<uint32_t>(rq->cpu);
+    p->user->rseq->mm_cid = rq->k->mm_cid_ops->task_mm_cid(rq, p);  // rseq_update_cpu_node_id()
+  }
 }
 
 // irqentry_exit(): an idle CPU goes back to its idle loop, which schedules if asked to

@@ -5,6 +5,7 @@
 #include "kernel/cpu_exec.h"
 #include "kernel/entry/common.h"
 #include "kernel/kernel.h"
+#include "kernel/sched/mm_cid.h"
 #include "kernel/sched/pelt.h"
 #include "kernel/sched/sched.h"
 #include "kernel/slice_ext.h"
@@ -205,6 +206,7 @@ void wakeup_preempt(rq* rq, task_struct* p, int flags) {
 static void sched_info_enqueue(task_struct* p, u64 now) { p->stats.wait_start = now; }
 
 void activate_task(rq* rq, task_struct* p, int flags) {
+  if (flags & ENQUEUE_MIGRATED) rq->k->mm_cid_ops->migrate_to(rq, p);  // sched_mm_cid_migrate_to()
   p->sched_class->enqueue_task(rq, p, flags);
   p->on_rq = true;
   // A queued task moved to another CPU goes on waiting: its wait started where it was
@@ -224,7 +226,10 @@ void __set_task_cpu(task_struct* p, int cpu) {
 }
 
 void set_task_cpu(task_struct* p, int cpu) {
-  if (p->cpu != cpu && p->sched_class->migrate_task_rq) p->sched_class->migrate_task_rq(p, cpu);
+  if (p->cpu != cpu) {
+    if (p->sched_class->migrate_task_rq) p->sched_class->migrate_task_rq(p, cpu);
+    p->kern->mm_cid_ops->migrate_from(p);  // sched_mm_cid_migrate_from()
+  }
   __set_task_cpu(p, cpu);
 }
 
@@ -326,6 +331,7 @@ bool try_to_wake_up(Kernel* k, task_struct* p, int wake_flags) {
 
 // wake_up_new_task(): fork balancing, then enqueue with a half-slice initial deadline.
 void wake_up_new_task(Kernel* k, task_struct* p, bool as_fair_child) {
+  k->mm_cid_ops->fork(k->rq_of(p->cpu), p);  // copy_process() -> copy_mm() -> sched_mm_cid_fork()
   p->recent_used_cpu = p->cpu;  // the parent's CPU; select_idle_sibling() keeps it after
   const int cpu = select_task_rq(k, p, p->cpu, WF_FORK, k->current_cpu(),
                                  as_fair_child ? &fair_sched_class : nullptr);
@@ -422,6 +428,7 @@ void __schedule(rq* rq, bool preempt) {
   prev->on_cpu = false;
   next->on_cpu = true;
   rq->curr = next;
+  k->mm_cid_ops->switch_mm_cid(rq, prev, next);  // context_switch() -> switch_mm_cid()
   lb_view_update(rq);
   dl_server_update_defer(rq);
   cpu_switch(rq, prev, next, k->now());
@@ -450,6 +457,7 @@ void sched_tick(rq* rq) {
   if (rq->k->cfg_.preempt == PreemptModel::Lazy && (curr->thread_flags & TIF_NEED_RESCHED_LAZY))
     resched_curr(rq);
   curr->sched_class->task_tick(rq, curr, 0);
+  rq->k->mm_cid_ops->tick(rq, curr);  // task_tick_mm_cid()
   sched_balance_trigger(rq);
 }
 

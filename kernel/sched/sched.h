@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernel/config.h"
+#include "kernel/sched/mm_cid.h"
 #include "kernel/uapi.h"
 #include "sim/engine.h"
 #include "sim/rng.h"
@@ -197,6 +198,7 @@ struct task_struct {
   u64 wakee_flip_decay_ts = 0;
   slice_ext_task slice;
   mm_struct* mm = nullptr;
+  mm_cid_task mm_cid;                // rseq concurrency ID (kernel/sched/mm_cid.h)
   int pid = 0;
   int tgid = 0;
   bool exited = false;

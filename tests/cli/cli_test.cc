@@ -103,6 +103,17 @@ TEST(Cli, BadInputNamesTheParameterAndExitsTwoWithoutOutput) {
   expect_bad_input({"run", "hog", "--set", "skew_tick=often"}, "skew_tick");
 }
 
+TEST(Cli, MmCidBadSettingsExitTwo) {
+  expect_bad_input({"run", "hog", "--set", "mm_cid=eager"}, "mm_cid: unknown implementation 'eager'");
+  expect_bad_input({"run", "hog", "--kernel", "7.0", "--set", "mm_cid=lazy"}, "mm_cid: lazy");
+  expect_bad_input({"run", "hog", "--kernel", "6.18", "--set", "mm_cid=owner"}, "mm_cid: owner");
+  expect_bad_input({"run", "hog", "--kernel", "6.12", "--set", "mm_cid=batched"}, "mm_cid: batched");
+  expect_bad_input({"run", "hog", "--kernel", "6.18", "--set", "mm_cid=batched", "--set",
+                    "mm_cid.scan_batch=0"}, "mm_cid.scan_batch");
+  expect_bad_input({"run", "hog", "--machine", "small4", "--kernel", "6.18", "--set", "mm_cid=batched",
+                    "--set", "mm_cid.scan_batch=5"}, "mm_cid.scan_batch: must be in 1..4");
+}
+
 TEST(Cli, AMalformedScenarioFileIsRejectedNamingTheFile) {
   const std::string path = tmp_path("broken.toml");
   std::ofstream(path) << "workload = \"hog\"\nduration = [1,\n";
