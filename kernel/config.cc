@@ -212,6 +212,19 @@ std::string set_config_key(KernelConfig* cfg, const std::string& key, const std:
     cfg->slice_ext.page_limit = static_cast<int>(n);
     return "";
   }
+  if (key.rfind("softirq.", 0) == 0) {
+    bool* fields[] = {&cfg->softirq.ksoftirqd, &cfg->softirq.irq_time_accounting,
+                      &cfg->softirq.threadirqs, &cfg->softirq.preempt_rt,
+                      &cfg->softirq.latency_sensi_flag};
+    const char* names[] = {"softirq.ksoftirqd", "softirq.irq_time_accounting",
+                           "softirq.threadirqs", "softirq.preempt_rt", "softirq.latency_sensi_flag"};
+    for (int i = 0; i < 5; ++i) {
+      if (key != names[i]) continue;
+      if (!parse_bool(value, fields[i])) return key + ": expected true or false (got '" + value + "')";
+      return "";
+    }
+    return "unknown kernel parameter '" + key + "'";
+  }
   const std::string prefix = "sched_feat.";
   if (key.rfind(prefix, 0) == 0) {
     const std::string name = key.substr(prefix.size());
@@ -248,6 +261,9 @@ std::string validate_config(const KernelConfig& cfg) {
       (cfg.slice_ext.nsec < 5000 || cfg.slice_ext.nsec > 50000))
     return "slice_ext.nsec: mainline bounds the extension to 5000..50000 ns (debugfs "
            "rseq/slice_ext_nsec; got " + std::to_string(cfg.slice_ext.nsec) + ")";
+  if (cfg.softirq.preempt_rt && cfg.preempt != PreemptModel::Full && cfg.preempt != PreemptModel::Lazy)
+    return std::string("softirq.preempt_rt: PREEMPT_RT needs preempt full or lazy (got ") +
+           preempt_name(cfg.preempt) + ")";
   return "";
 }
 

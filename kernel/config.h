@@ -37,6 +37,15 @@ struct SliceExtConfig {
   bool rseq_registered = true;  // glibc registers rseq for every thread
 };
 
+// Softirq handling (kernel/softirq.cc): what the kernel was built or booted with.
+struct SoftirqConfig {
+  bool ksoftirqd = false;            // the per-CPU ksoftirqd/N threads exist (runs modelling softirq load)
+  bool irq_time_accounting = false;  // CONFIG_IRQ_TIME_ACCOUNTING
+  bool threadirqs = false;           // boot option threadirqs: force_irqthreads()
+  bool preempt_rt = false;           // softirq handling of CONFIG_PREEMPT_RT
+  bool latency_sensi_flag = false;   // the kernel carries the latency_sensi_flag patch (May 2024)
+};
+
 struct KernelConfig {
   KernelVersion version = KernelVersion::V7_0;
   int hz = 250;
@@ -61,6 +70,7 @@ struct KernelConfig {
   sim::Time fair_server_runtime_ns = 50000000;
   sim::Time fair_server_period_ns = 1000000000;
   SliceExtConfig slice_ext;
+  SoftirqConfig softirq;
   uint64_t seed = 1;                     // for the kernel's own random draws (rseq_miss)
 
   sim::Time tick_nsec() const { return (1000000000LL + hz / 2) / hz; }  // TICK_NSEC
