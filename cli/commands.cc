@@ -252,6 +252,11 @@ int do_list(const std::string& what) {
                "                   true | false: the review's policy switches (default false)\n"
                "  slice_ext.rseq_miss  probability the rseq page is not resident (default 0)\n"
                "  slice_ext.page_limit [task_shared] pages per process (default 0 = no limit)\n"
+               "  softirq.ksoftirqd, softirq.threadirqs, softirq.irq_time_accounting,\n"
+               "  softirq.preempt_rt, softirq.latency_sensi_flag\n"
+               "                   true | false: ksoftirqd threads exist, boot option threadirqs,\n"
+               "                   CONFIG_IRQ_TIME_ACCOUNTING, PREEMPT_RT softirq handling, the\n"
+               "                   latency_sensi_flag patch (default false; docs/model.md)\n"
                "  sched_feat.NAME  true | false (defaults of 7.0; other versions noted where they differ):\n";
   // Defaults of 7.0, with the versions whose default differs.
   const kernel::KernelVersion versions[] = {kernel::KernelVersion::V6_12, kernel::KernelVersion::V6_18};
