@@ -255,6 +255,11 @@ int do_list(const std::string& what) {
                "  mm_cid           default | off | lazy | batched | owner: rseq concurrency IDs\n"
                "                   (default: lazy in 6.12/6.18, owner in 7.0; batched needs 6.18)\n"
                "  mm_cid.scan_batch CPUs per scan call of batched (default 8; 1..CPU count)\n"
+               "  softirq.ksoftirqd, softirq.threadirqs, softirq.irq_time_accounting,\n"
+               "  softirq.preempt_rt, softirq.latency_sensi_flag\n"
+               "                   true | false: ksoftirqd threads exist, boot option threadirqs,\n"
+               "                   CONFIG_IRQ_TIME_ACCOUNTING, PREEMPT_RT softirq handling, the\n"
+               "                   latency_sensi_flag patch (default false; docs/model.md)\n"
                "  sched_feat.NAME  true | false (defaults of 7.0; other versions noted where they differ):\n";
   // Defaults of 7.0, with the versions whose default differs.
   const kernel::KernelVersion versions[] = {kernel::KernelVersion::V6_12, kernel::KernelVersion::V6_18};

@@ -226,6 +226,19 @@ std::string set_config_key(KernelConfig* cfg, const std::string& key, const std:
     cfg->mm_cid_scan_batch = static_cast<int>(n);
     return "";
   }
+  if (key.rfind("softirq.", 0) == 0) {
+    bool* fields[] = {&cfg->softirq.ksoftirqd, &cfg->softirq.irq_time_accounting,
+                      &cfg->softirq.threadirqs, &cfg->softirq.preempt_rt,
+                      &cfg->softirq.latency_sensi_flag};
+    const char* names[] = {"softirq.ksoftirqd", "softirq.irq_time_accounting",
+                           "softirq.threadirqs", "softirq.preempt_rt", "softirq.latency_sensi_flag"};
+    for (int i = 0; i < 5; ++i) {
+      if (key != names[i]) continue;
+      if (!parse_bool(value, fields[i])) return key + ": expected true or false (got '" + value + "')";
+      return "";
+    }
+    return "unknown kernel parameter '" + key + "'";
+  }
   const std::string prefix = "sched_feat.";
   if (key.rfind(prefix, 0) == 0) {
     const std::string name = key.substr(prefix.size());
@@ -274,6 +287,9 @@ std::string validate_config(const KernelConfig& cfg) {
            " has lazy";
   if (cfg.version == KernelVersion::V6_12 && m == MmCid::Batched)
     return "mm_cid: batched patches the 6.14+ allocator (max_nr_cid); use kernel 6.18, not 6.12";
+  if (cfg.softirq.preempt_rt && cfg.preempt != PreemptModel::Full && cfg.preempt != PreemptModel::Lazy)
+    return std::string("softirq.preempt_rt: PREEMPT_RT needs preempt full or lazy (got ") +
+           preempt_name(cfg.preempt) + ")";
   return "";
 }
 

@@ -40,6 +40,14 @@ struct SliceExtConfig {
 // The rseq concurrency ID (mm_cid) implementation (kernel/sched/mm_cid.h): Default = the
 // version's (6.12, 6.18: lazy; 7.0: owner).
 enum class MmCid { Default, Off, Lazy, Batched, Owner };
+// Softirq handling (kernel/softirq.cc): what the kernel was built or booted with.
+struct SoftirqConfig {
+  bool ksoftirqd = false;            // the per-CPU ksoftirqd/N threads exist (runs modelling softirq load)
+  bool irq_time_accounting = false;  // CONFIG_IRQ_TIME_ACCOUNTING
+  bool threadirqs = false;           // boot option threadirqs: force_irqthreads()
+  bool preempt_rt = false;           // softirq handling of CONFIG_PREEMPT_RT
+  bool latency_sensi_flag = false;   // the kernel carries the latency_sensi_flag patch (May 2024)
+};
 
 struct KernelConfig {
   KernelVersion version = KernelVersion::V7_0;
@@ -67,6 +75,7 @@ struct KernelConfig {
   SliceExtConfig slice_ext;
   MmCid mm_cid = MmCid::Default;
   int mm_cid_scan_batch = 8;             // CONFIG_RSEQ_CID_SCAN_BATCH (batched series v2)
+  SoftirqConfig softirq;
   uint64_t seed = 1;                     // for the kernel's own random draws (rseq_miss)
 
   sim::Time tick_nsec() const { return (1000000000LL + hz / 2) / hz; }  // TICK_NSEC

@@ -178,6 +178,7 @@ void cpu_return_to_user(rq* rq) {
     case ExecKind::Start:
     case ExecKind::SyscallRet:
     case ExecKind::SyscallEntry:
+    case ExecKind::Kthread:
       ex.in_user = false;
       k->engine()->arm(&ex.resume_timer, start);
       break;
@@ -213,6 +214,10 @@ void cpu_resume_timer_fn(sim::Timer* t, sim::Time now) {
   task_struct* p = rq->curr;
   assert(!p->is_idle);
   rq->k->set_current(p, rq->cpu);
+  if (p->exec == ExecKind::Kthread) {  // a kernel thread's loop (ksoftirqd)
+    p->kthread_fn(rq, p);
+    return;
+  }
   if (rq->ex.in_user) {
     settle_user(rq, now);
     if (p->exec == ExecKind::Spin) {

@@ -7,6 +7,7 @@
 
 #include "kernel/cpu_exec.h"
 #include "kernel/slice_ext.h"
+#include "kernel/softirq.h"
 #include "kernel/task_shared.h"
 #include "kernel/time/hrtimer.h"
 
@@ -86,6 +87,8 @@ Kernel::Kernel(sim::Engine* engine, const hw::Machine& machine, const KernelConf
   lb_view.assign(static_cast<size_t>(n), lb_cpu{});
   balance_scratch.reserve(256);
   build_sched_domains(this);
+  softirq_ops = softirq_select(cfg_.softirq);
+  if (cfg_.softirq.ksoftirqd) spawn_ksoftirqd(this);
 }
 
 Kernel::~Kernel() = default;
@@ -109,6 +112,9 @@ std::string Kernel::validate_attr(const TaskAttr& attr) const {
   } else {
     return "policy " + std::to_string(attr.policy) + " is not supported";
   }
+  if (attr.latency_sensitive && !cfg_.softirq.latency_sensi_flag)
+    return "latency_sensitive: the kernel does not carry the latency_sensi_flag patch "
+           "(set softirq.latency_sensi_flag=true)";
   for (int c : attr.cpus)
     if (c < 0 || c >= nr_cpus())
       return "cpus: CPU " + std::to_string(c) + " does not exist (the machine has " +
@@ -151,6 +157,7 @@ std::unique_ptr<task_struct> Kernel::alloc_task(int tgid, const TaskAttr& attr) 
     p->se.slice = static_cast<u64>(std::clamp<int64_t>(attr.slice_ns, 100000, 100000000));
   }
   p->rt.time_slice = std::max(1, cfg_.rr_timeslice_ms * cfg_.hz / 1000);
+  p->latency_sensi_flag = attr.latency_sensitive;
   p->sleep_timer.fn = hrtimer_sleep_fn;
   p->sleep_timer.ctx = p.get();
   return p;

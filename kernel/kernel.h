@@ -27,6 +27,9 @@ struct TaskAttr {
   // launcher (so it does not delay the forks) but asleep on its first allowed CPU,
   // with no load left, until a timer wakes it at its start time; its program then begins.
   bool preexisting = false;
+  // The latency_sensi_flag patch's per-task flag, set from the start (as a sched_setattr()
+  // with SCHED_FLAG_LATENCY_SENSITIVE would); needs a kernel carrying the patch.
+  bool latency_sensitive = false;
 };
 
 // Errors the kernel reports for one run (invariant violations the model survived).
@@ -104,6 +107,7 @@ class Kernel {
   int nr_idle_cpus = 0;
   const struct slice_ext_ops* slice_ops = nullptr;  // selected once from cfg_.slice_ext.abi
   const struct mm_cid_ops* mm_cid_ops = nullptr;    // selected once from cfg_.mm_cid
+  const struct softirq_ops* softirq_ops = nullptr;  // selected once from cfg_.softirq
   sim::Rng rng;                                     // the kernel's own draws (rseq_miss)
   sim::UniformInt timer_irq_jitter;                 // uniform(0, costs.timer_irq_jitter_ns)
   // Divides by costs.smt_slowdown_permille without a 64-bit divide: settle_user() converts

@@ -1,15 +1,17 @@
 // The syscalls the simulated programs use: sched_yield, nanosleep, clock_nanosleep, futex,
 // getpid, setpriority, exit. Mirrors kernel/sched/syscalls.c, kernel/time/hrtimer.c,
-// kernel/futex/, kernel/sys.c.
+// kernel/futex/, kernel/sys.c; sched_setattr and sched_getattr (kernel/sched/syscalls.c).
 #include "kernel/syscalls.h"
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 
 #include "kernel/cpu_exec.h"
 #include "kernel/kernel.h"
 #include "kernel/time/hrtimer.h"
 #include "kernel/slice_ext.h"
+#include "kernel/softirq.h"
 #include "kernel/task_shared.h"
 
 namespace kernel {
@@ -119,6 +121,131 @@ int64_t sys_setpriority(rq* rq, task_struct* p, const UserAction& a) {
   return 0;
 }
 
+// find_process_by_pid(): 0 is the caller.
+task_struct* find_process_by_pid(rq* rq, task_struct* self, int64_t pid) {
+  if (pid == 0) return self;
+  for (const auto& t : rq->k->tasks())
+    if (t->pid == pid && !t->exited) return t.get();
+  return nullptr;
+}
+
+// get_params(): the task's parameters into attr (fair: nice and slice; RT: priority).
+void get_params(const task_struct* p, sched_attr* attr) {
+  if (rt_policy(p->policy)) {
+    attr->sched_priority = static_cast<uint32_t>(p->rt_priority);
+  } else {
+    attr->sched_nice = p->nice;
+    attr->sched_runtime = p->se.slice;
+  }
+}
+
+// The latency_sensi_flag patch, in both paths of __sched_setscheduler(): with the flag bit,
+// the value (0 or 1, else -EINVAL) becomes the task's.
+int64_t set_latency_sensi_flag(task_struct* p, const sched_attr& attr) {
+  if (!(attr.sched_flags & SCHED_FLAG_LATENCY_SENSITIVE)) return 0;
+  if (attr.sched_latency_sensi_flag > 1) return -EINVAL;
+  p->latency_sensi_flag = attr.sched_latency_sensi_flag != 0;
+  return 0;
+}
+
+constexpr uint64_t SCHED_FLAG_SUGOV = 0x10000000;  // kernel-internal (schedutil's DL threads)
+constexpr uint32_t kPageSize = 4096;
+
+// sched_setattr(pid, uattr, flags): arg[0] = pid, arg[1] = struct sched_attr *, arg[2] =
+// flags. sched_copy_attr() reads the struct as far as this kernel knows it (mainline 56
+// bytes, the patch 64) and refuses unknown non-zero bytes (-E2BIG, with the size it knows
+// written back); __sched_setscheduler() checks flags against SCHED_FLAG_ALL (the patch adds
+// SCHED_FLAG_LATENCY_SENSITIVE), policy and priority, then takes the early path when
+// nothing changes. The simulated programs run privileged (no permission checks).
+int64_t sys_sched_setattr(rq* rq, task_struct* self, const UserAction& a) {
+  Kernel* k = rq->k;
+  const bool patched = k->cfg_.softirq.latency_sensi_flag;
+  auto* uattr = reinterpret_cast<sched_attr*>(a.arg[1]);
+  if (!uattr || a.arg[0] < 0 || a.arg[2] != 0) return -EINVAL;
+  // sched_copy_attr()
+  const uint32_t ksize = patched ? static_cast<uint32_t>(sizeof(sched_attr)) : SCHED_ATTR_SIZE_VER1;
+  uint32_t usize = uattr->size;
+  if (usize == 0) usize = SCHED_ATTR_SIZE_VER0;
+  if (usize < SCHED_ATTR_SIZE_VER0 || usize > kPageSize) {
+    uattr->size = ksize;
+    return -E2BIG;
+  }
+  sched_attr attr;
+  const auto* src = reinterpret_cast<const unsigned char*>(uattr);
+  const uint32_t have = std::min<uint32_t>(usize, sizeof(sched_attr));  // what the struct holds
+  for (uint32_t i = ksize; i < have; ++i)  // copy_struct_from_user(): unknown bytes must be 0
+    if (src[i]) {
+      uattr->size = ksize;
+      return -E2BIG;
+    }
+  std::memcpy(&attr, src, std::min(have, ksize));
+  if (usize < SCHED_ATTR_SIZE_VER1 &&
+      (attr.sched_flags & (SCHED_FLAG_UTIL_CLAMP_MIN | SCHED_FLAG_UTIL_CLAMP_MAX)))
+    return -EINVAL;
+  attr.sched_nice = std::clamp(attr.sched_nice, -20, 19);
+  // sys_sched_setattr()
+  if (static_cast<int32_t>(attr.sched_policy) < 0) return -EINVAL;
+  task_struct* p = find_process_by_pid(rq, self, a.arg[0]);
+  if (!p || p->is_idle) return -ESRCH;
+  if (attr.sched_flags & SCHED_FLAG_KEEP_PARAMS) get_params(p, &attr);
+  // __sched_setscheduler()
+  const int policy = (attr.sched_flags & SCHED_FLAG_KEEP_POLICY)
+                         ? p->policy : static_cast<int>(attr.sched_policy);
+  if (!fair_policy(policy) && !rt_policy(policy)) return -EINVAL;  // (no SCHED_DEADLINE here)
+  const uint64_t all = SCHED_FLAG_ALL | (patched ? uint64_t{SCHED_FLAG_LATENCY_SENSITIVE} : uint64_t{0});
+  if (attr.sched_flags & ~(all | SCHED_FLAG_SUGOV)) return -EINVAL;
+  if (attr.sched_priority > MAX_RT_PRIO - 1) return -EINVAL;
+  if (rt_policy(policy) != (attr.sched_priority != 0)) return -EINVAL;
+  if (attr.sched_flags & SCHED_FLAG_SUGOV) return -EINVAL;
+  const bool clamp = attr.sched_flags & (SCHED_FLAG_UTIL_CLAMP_MIN | SCHED_FLAG_UTIL_CLAMP_MAX);
+  if (policy == p->policy) {
+    bool change = clamp;
+    if (fair_policy(policy) &&
+        (attr.sched_nice != p->nice || attr.sched_runtime != p->se.slice))
+      change = true;
+    if (rt_policy(policy) && static_cast<int>(attr.sched_priority) != p->rt_priority) change = true;
+    if (!change) return set_latency_sensi_flag(p, attr);  // the early path
+  }
+  // change: the patch sets the flag with the new parameters. The rest of a change (a new
+  // policy, nice, priority or slice for a live task) is not modelled: warned, not applied.
+  if (const int64_t err = set_latency_sensi_flag(p, attr)) return err;
+  const u64 slice = attr.sched_runtime
+                        ? std::clamp<u64>(attr.sched_runtime, 100000, 100000000)
+                        : k->base_slice_ns;
+  if (policy != p->policy || (fair_policy(policy) && (attr.sched_nice != p->nice || slice != p->se.slice)) ||
+      (rt_policy(policy) && static_cast<int>(attr.sched_priority) != p->rt_priority))
+    k->warn_once("sched_setattr: changing the policy, nice, priority or slice of pid " +
+                 std::to_string(p->pid) + " is not modelled; only its flags were applied");
+  return 0;
+}
+
+// sched_getattr(pid, uattr, usize, flags): arg[0] = pid, arg[1] = struct sched_attr *,
+// arg[2] = usize, arg[3] = flags. sched_attr_copy_to_user() writes min(usize, what the
+// kernel knows) bytes and that size. Util clamps read as CONFIG_UCLAMP_TASK's defaults.
+int64_t sys_sched_getattr(rq* rq, task_struct* self, const UserAction& a) {
+  const bool patched = rq->k->cfg_.softirq.latency_sensi_flag;
+  auto* uattr = reinterpret_cast<sched_attr*>(a.arg[1]);
+  if (!uattr || a.arg[0] < 0 || a.arg[2] > kPageSize || a.arg[2] < SCHED_ATTR_SIZE_VER0 ||
+      a.arg[3] != 0)
+    return -EINVAL;
+  task_struct* p = find_process_by_pid(rq, self, a.arg[0]);
+  if (!p || p->is_idle) return -ESRCH;
+  sched_attr kattr;
+  kattr.sched_policy = static_cast<uint32_t>(p->policy);
+  get_params(p, &kattr);
+  kattr.sched_util_min = 0;
+  kattr.sched_util_max = 1024;  // SCHED_CAPACITY_SCALE
+  if (patched) {
+    kattr.sched_latency_sensi_flag = p->latency_sensi_flag;
+    if (p->latency_sensi_flag) kattr.sched_flags |= SCHED_FLAG_LATENCY_SENSITIVE;
+  }
+  const uint32_t ksize = patched ? static_cast<uint32_t>(sizeof(sched_attr)) : SCHED_ATTR_SIZE_VER1;
+  const uint32_t size = std::min<uint32_t>(static_cast<uint32_t>(a.arg[2]), ksize);
+  kattr.size = size;
+  std::memcpy(uattr, &kattr, size);
+  return 0;
+}
+
 int64_t sys_exit(rq* rq, task_struct* p, const UserAction&) {
   do_exit(rq, p);
   return 0;
@@ -133,6 +260,9 @@ struct Registrar {
     register_syscall(NR_getpid, sys_getpid);
     register_syscall(NR_setpriority, sys_setpriority);
     register_syscall(NR_exit, sys_exit);
+    register_syscall(NR_sched_setattr, sys_sched_setattr);
+    register_syscall(NR_sched_getattr, sys_sched_getattr);
+    register_softirq_syscalls();
     register_rseq_syscalls();
     register_fork_syscalls();
   }

@@ -13,7 +13,8 @@
 #endif
 static_assert(SCHED_FIFO == 1 && SCHED_RR == 2 && SCHED_BATCH == 3 && SCHED_IDLE == 5,
               "policy numbers must match include/uapi/linux/sched.h");
-static_assert(EAGAIN == 11 && EINVAL == 22 && ENOSYS == 38 && EINTR == 4 && ESRCH == 3,
+static_assert(EAGAIN == 11 && EINVAL == 22 && ENOSYS == 38 && EINTR == 4 && ESRCH == 3 && E2BIG == 7 &&
+                  EFAULT == 14,
               "Linux errno values");
 static_assert(PRIO_PROCESS == 0 && PRIO_PGRP == 1 && PRIO_USER == 2,
               "setpriority's `which` values must match include/uapi/linux/resource.h");
@@ -28,6 +29,7 @@ enum : int {
   NR_sched_yield = 24,
   NR_nanosleep = 35,
   NR_getpid = 39,
+  NR_sendto = 44,
   NR_clone = 56,
   NR_exit = 60,
   NR_futex = 202,
@@ -35,6 +37,8 @@ enum : int {
   NR_setpriority = 141,
   NR_prctl = 157,
   NR_clock_nanosleep = 230,
+  NR_sched_setattr = 314,
+  NR_sched_getattr = 315,
   NR_rseq = 334,
   NR_task_getshared = 463,     // the RFC's number (Nov 2024); a different syscall on mainline
   NR_rseq_slice_yield = 471,   // mainline 7.0
@@ -65,6 +69,38 @@ enum : int {
 static_assert(RSEQ_CS_FLAG_DELAY_RESCHED == 0x8 && RSEQ_CS_FLAG_SLICE_EXT_ENABLED == 0x20,
               "bit values of the prototype and of mainline must not be confused");
 enum : int { FUTEX_WAIT = 0, FUTEX_WAKE = 1 };
+
+// struct sched_attr (include/uapi/linux/sched/types.h) with the latency_sensi_flag patch's
+// trailing field; passed to sched_setattr()/sched_getattr() by address (arg[1]).
+struct sched_attr {
+  uint32_t size = 0;
+  uint32_t sched_policy = 0;
+  uint64_t sched_flags = 0;
+  int32_t sched_nice = 0;
+  uint32_t sched_priority = 0;
+  uint64_t sched_runtime = 0;
+  uint64_t sched_deadline = 0;
+  uint64_t sched_period = 0;
+  uint32_t sched_util_min = 0;
+  uint32_t sched_util_max = 0;
+  uint32_t sched_latency_sensi_flag = 0;  // the patch (bytes 56..59)
+};
+enum : uint32_t {
+  SCHED_ATTR_SIZE_VER0 = 48,  // the first published struct
+  SCHED_ATTR_SIZE_VER1 = 56,  // + util clamps: sizeof(struct sched_attr) on mainline
+};
+static_assert(sizeof(sched_attr) == 64, "the patched struct: 60 bytes of fields, 8-byte aligned");
+enum : uint64_t {
+  SCHED_FLAG_RESET_ON_FORK = 0x01,
+  SCHED_FLAG_RECLAIM = 0x02,
+  SCHED_FLAG_DL_OVERRUN = 0x04,
+  SCHED_FLAG_KEEP_POLICY = 0x08,
+  SCHED_FLAG_KEEP_PARAMS = 0x10,
+  SCHED_FLAG_UTIL_CLAMP_MIN = 0x20,
+  SCHED_FLAG_UTIL_CLAMP_MAX = 0x40,
+  SCHED_FLAG_LATENCY_SENSITIVE = 0x80,  // the latency_sensi_flag patch
+  SCHED_FLAG_ALL = 0x7f,                // mainline; the patch adds 0x80
+};
 
 // A word of user memory shared by threads of one process. Writes are seen at once by the
 // writer; a thread spinning on it sees a change one cache-line transfer later (kernel/umem.cc).

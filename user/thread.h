@@ -65,6 +65,20 @@ class Thread : public kernel::UserContext {
   Action setpriority(int which, int64_t who, int64_t nice) {
     return syscall(kernel::NR_setpriority, which, who, nice);
   }
+  // sendto() of `len` bytes whose kernel path takes `kernel_ns` with BHs disabled (raising
+  // `net_tx_ns` of NET_TX work there if > 0) and ends in local_bh_enable(), which may run the
+  // CPU's pending softirqs; returns len.
+  Action sendto(int64_t len, int64_t kernel_ns, int64_t net_tx_ns = 0) {
+    return syscall(kernel::NR_sendto, len, kernel_ns, net_tx_ns);
+  }
+  // sched_setattr(pid, attr, flags) / sched_getattr(pid, attr, size, flags); pid 0 = self.
+  Action sched_setattr(int pid, kernel::sched_attr* attr, unsigned flags = 0) {
+    return syscall(kernel::NR_sched_setattr, pid, reinterpret_cast<int64_t>(attr), flags);
+  }
+  Action sched_getattr(int pid, kernel::sched_attr* attr, unsigned size = sizeof(kernel::sched_attr),
+                       unsigned flags = 0) {
+    return syscall(kernel::NR_sched_getattr, pid, reinterpret_cast<int64_t>(attr), size, flags);
+  }
   // A generic system call, for syscalls that later proposals add.
   Action syscall(int nr, int64_t a0 = 0, int64_t a1 = 0, int64_t a2 = 0, int64_t a3 = 0) {
     return act(kernel::UserAction::Syscall, nr, a0, a1, a2, a3);

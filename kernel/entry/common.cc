@@ -6,6 +6,7 @@
 #include "kernel/kernel.h"
 #include "kernel/sched/mm_cid.h"
 #include "kernel/slice_ext.h"
+#include "kernel/softirq.h"
 #include "kernel/syscalls.h"
 
 namespace kernel {
@@ -16,6 +17,7 @@ void irqentry_enter(rq* rq, sim::Time now) {
   if (rq->ex.in_user && now >= rq->ex.user_since) rq->curr->slice.user_irq = true;
   cpu_enter_kernel(rq, now);
   cpu_charge(rq, rq->k->machine_.costs.irq_entry_ns);
+  rq->softirq.hardirq++;  // irq_enter_rcu(): HARDIRQ_OFFSET
 }
 
 // exit_to_user_mode_loop(): the work mask holds both TIF_NEED_RESCHED and (6.13+)
@@ -55,6 +57,7 @@ void exit_to_user_mode_loop(rq* rq, bool from_irq) {
 // A kernel window still in progress (syscall, switch) also ends in the same loop.
 void irqentry_exit(rq* rq) {
   cpu_charge(rq, rq->k->machine_.costs.irq_exit_ns);
+  irq_exit_softirq(rq);  // irq_exit_rcu(): pending softirqs run (or are handed off) here
   if (rq->curr->is_idle && tif_need_resched_any(rq->curr)) schedule(rq, /*preempt=*/false);
   exit_to_user_mode_loop(rq, /*from_irq=*/true);
   cpu_return_to_user(rq);

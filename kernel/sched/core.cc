@@ -1,5 +1,6 @@
 // Core scheduler: wakeups, resched requests, __schedule(), the tick, yield.
 // Mirrors kernel/sched/core.c (v6.12 .. v7.0); version differences noted where they apply.
+#include <algorithm>
 #include <cassert>
 
 #include "kernel/cpu_exec.h"
@@ -67,7 +68,18 @@ void set_user_nice(task_struct* p, long nice) {
   if (p->sched_class->prio_changed) p->sched_class->prio_changed(rq, p, old_prio);
 }
 
-void update_rq_clock(rq* rq) { rq->clock = static_cast<u64>(rq->k->now()); }
+// update_rq_clock() and update_rq_clock_task(): clock_task advances with the clock less the
+// irq time accounted since (CONFIG_IRQ_TIME_ACCOUNTING; softirq.irq_time stays 0 without
+// it), at most the clock's own advance, the rest carried to the next update as Linux does.
+void update_rq_clock(rq* rq) {
+  const u64 now = static_cast<u64>(rq->k->now());
+  const s64 delta = static_cast<s64>(now - rq->clock);
+  rq->clock = now;
+  if (delta <= 0) return;
+  const u64 irq_delta = std::min<u64>(rq->softirq.irq_time - rq->prev_irq_time, static_cast<u64>(delta));
+  rq->prev_irq_time += irq_delta;
+  rq->clock_task += static_cast<u64>(delta) - irq_delta;
+}
 
 bool cpus_share_cache(Kernel* k, int a, int b) {
   return k->machine_.topo.llc_of[a] == k->machine_.topo.llc_of[b];

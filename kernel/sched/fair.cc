@@ -239,9 +239,9 @@ static void update_curr(cfs_rq* cfs) {
   sched_entity* curr = cfs->curr;
   if (!curr) return;
   rq* rq = rq_of(cfs);
-  const s64 delta = static_cast<s64>(rq->clock - curr->exec_start);
+  const s64 delta = static_cast<s64>(rq->clock_task - curr->exec_start);
   if (delta <= 0) return;
-  curr->exec_start = rq->clock;
+  curr->exec_start = rq->clock_task;
   curr->sum_exec_runtime += static_cast<u64>(delta);
   curr->vruntime += calc_delta_fair(static_cast<u64>(delta), curr);
   const bool resched = update_deadline(cfs, curr);
@@ -626,7 +626,7 @@ static void set_next_entity(cfs_rq* cfs, sched_entity* se, bool first) {
   }
   if (first) set_protect_slice(cfs, se);
   cfs->curr = se;
-  se->exec_start = rq_of(cfs)->clock;
+  se->exec_start = rq_of(cfs)->clock_task;
   se->prev_sum_exec_runtime = se->sum_exec_runtime;
 }
 

@@ -699,7 +699,7 @@ bool can_migrate_task(Kernel* k, task_struct* p, const lb_env& env) {
   if (env.sd->nr_balance_failed > static_cast<unsigned>(env.sd->cache_nice_tries)) return true;
   // task_hot(): idle-policy tasks and SMT siblings (shared caches) are never hot.
   if (p->policy == SCHED_IDLE || env.sd->share_cpucapacity) return true;
-  const s64 since = static_cast<s64>(env.src_rq->clock - p->se.exec_start);
+  const s64 since = static_cast<s64>(env.src_rq->clock_task - p->se.exec_start);
   return since >= k->cfg_.migration_cost_ns;
 }
 

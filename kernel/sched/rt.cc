@@ -54,10 +54,10 @@ static task_struct* pick_highest_pushable_task(rq* rq, int cpu) {
 static void update_curr_rt(rq* rq) {
   task_struct* curr = rq->curr;
   if (curr->sched_class != &rt_sched_class) return;
-  const s64 delta = static_cast<s64>(rq->clock - curr->se.exec_start);
+  const s64 delta = static_cast<s64>(rq->clock_task - curr->se.exec_start);
   if (delta <= 0) return;
   curr->se.sum_exec_runtime += static_cast<u64>(delta);
-  curr->se.exec_start = rq->clock;
+  curr->se.exec_start = rq->clock_task;
 }
 
 static void enqueue_task_rt(rq* rq, task_struct* p, int flags) {
@@ -120,7 +120,7 @@ static void put_prev_task_rt(rq* rq, task_struct* p) {
 }
 
 static void set_next_task_rt(rq* rq, task_struct* p, bool first) {
-  p->se.exec_start = rq->clock;
+  p->se.exec_start = rq->clock_task;
   p->se.prev_sum_exec_runtime = p->se.sum_exec_runtime;
   dequeue_pushable_task(rq, p);  // the running task is not pushable
 }

@@ -124,6 +124,7 @@ enum class ExecKind : uint8_t {
   SyscallRet,   // returning from a syscall with syscall_ret
   SyscallEntry, // rescheduled at syscall entry; runs pending_syscall's handler when back
   Dead,
+  Kthread,      // a kernel thread: its thread function (task_struct::kthread_fn) runs when it is current
 };
 
 struct task_stats {
@@ -142,6 +143,10 @@ struct task_stats {
   u64 last_arrival = 0;       // valid while running: when it became rq->curr
   u64 lock_held_preempted_ns = 0;  // time off-CPU after a preemption while holding a lock
   u64 lhp_since = 0;          // valid while preempted holding a lock
+  // Softirq work run on top of this task (kernel/softirq.cc): all of it (hardirq exit and
+  // local_bh_enable), and the part run inside its own local_bh_enable().
+  u64 softirq_ns = 0;
+  u64 softirq_bh_ns = 0;
 };
 
 // Per-task time slice extension state (all designs; each uses its part).
@@ -209,6 +214,10 @@ struct task_struct {
   task_struct* futex_next = nullptr; // futex wait queue link
   UserWord* futex_word = nullptr;
   UserAction pending_syscall;        // valid iff exec == SyscallEntry
+  // latency_sensi_flag patch: sched_setattr(SCHED_FLAG_LATENCY_SENSITIVE) set it; a
+  // local_bh_enable() of this task wakes ksoftirqd instead of running softirqs.
+  bool latency_sensi_flag = false;
+  void (*kthread_fn)(rq* rq, task_struct* p) = nullptr;  // exec == Kthread: its loop body
 };
 
 // An entity in the fair runqueue "tree". The kernel's augmented rb-tree becomes a flat
@@ -397,6 +406,39 @@ struct sched_domain {
   u64 last_decay_max_lb_cost = 0;          // jiffies
 };
 
+// Softirq vectors (include/linux/interrupt.h), run in this order by handle_softirqs().
+enum : int {
+  HI_SOFTIRQ = 0, TIMER_SOFTIRQ, NET_TX_SOFTIRQ, NET_RX_SOFTIRQ, BLOCK_SOFTIRQ, IRQ_POLL_SOFTIRQ,
+  TASKLET_SOFTIRQ, SCHED_SOFTIRQ, HRTIMER_SOFTIRQ, RCU_SOFTIRQ, NR_SOFTIRQS
+};
+// Where softirq work ran (kernel/softirq.cc).
+enum : int { SOFTIRQ_AT_IRQ_EXIT = 0, SOFTIRQ_AT_BH_ENABLE, SOFTIRQ_IN_KSOFTIRQD, NR_SOFTIRQ_CTX };
+
+// Per-CPU softirq state: irq_stat.__softirq_pending, the work queued on each vector (the
+// vectors are cost sinks: an action runs its queued work, at most `budget_ns` per pass, and
+// raises itself again if work is left, as net_rx_action() does at its budget), the open
+// handle_softirqs() invocation, and accounting. kernel/softirq.cc.
+struct softirq_cpu {
+  uint32_t pending = 0;           // local_softirq_pending()
+  int hardirq = 0;                // hardirq nesting (preempt_count()'s HARDIRQ bits)
+  int bh_disabled = 0;            // local_bh_disable() nesting of the running kernel path
+  task_struct* ksoftirqd = nullptr;
+  std::array<s64, NR_SOFTIRQS> work_ns{};    // queued handler work per vector
+  std::array<s64, NR_SOFTIRQS> budget_ns{};  // per pass; 0 = all of it
+  // The last handle_softirqs() on this CPU: the CPU serves softirqs until serving_until
+  // (in_serving_softirq()); `handed_off` if it ended by waking ksoftirqd.
+  sim::Time serving_until = 0;
+  u64 end_jiffies = 0;
+  int max_restart = 0;
+  int ctx = 0;
+  bool handed_off = false;
+  u64 irq_time = 0;               // softirq time for IRQ_TIME_ACCOUNTING (irqtime->total)
+  // Accounting: ns by where they ran, actions run per vector (/proc/softirqs), ksoftirqd wakeups.
+  std::array<u64, NR_SOFTIRQ_CTX> ns{};
+  std::array<u64, NR_SOFTIRQS> count{};
+  u64 nr_wakeup_softirqd = 0;
+};
+
 struct rq {
   // Fields are ordered hot first (the event paths read cpu, k, curr, ex and cfs), so a
   // 384-CPU run touches few cache lines per rq; rt's priority array is cold for fair work.
@@ -408,6 +450,8 @@ struct rq {
   unsigned nr_running = 0;
   bool resched_by_rt = false;  // the pending reschedule was raised by a higher-class wakeup
   u64 clock = 0;               // rq_clock(): the engine's now at the last update
+  u64 clock_task = 0;          // rq_clock_task(): clock less irq time (IRQ_TIME_ACCOUNTING)
+  u64 prev_irq_time = 0;       // irq time already taken out of clock_task
   cpu_exec ex;
   cfs_rq cfs;
   u64 nr_switches = 0;
@@ -425,6 +469,7 @@ struct rq {
   dl_server fair_server;
   sim::Rng sched_rnd_state;    // sched_rng(): this CPU's draws (NI_RANDOM)
   rt_rq rt;
+  softirq_cpu softirq;
 };
 
 // ---- core.cc ----
