@@ -250,7 +250,14 @@ int do_list(const std::string& what) {
                "  slice_ext.nsec   grant length (default 50us rfc/rseq2023, 5us mainline: 5..50us)\n"
                "  slice_ext.tick, slice_ext.fair_only, slice_ext.no_defer_rt, slice_ext.lazy_remote\n"
                "                   true | false: the review's policy switches (default false)\n"
-               "  slice_ext.rseq_miss  probability the rseq page is not resident (default 0)\n"
+               "  slice_ext.rseq_miss  probability the rseq page is not resident (default 0): the\n"
+               "                   kernel's access fails and the hint is dropped. This models the\n"
+               "                   concern raised against the RFC, not 7.0, which would fault the\n"
+               "                   page in\n"
+               "  slice_ext.rseq_len   rseq_len each thread registers: 32 = glibc 2.35-2.40 (legacy),\n"
+               "                   more = RSEQ ABI v2, e.g. 64 as glibc 2.41+ (default 32)\n"
+               "  slice_ext.require_rseq_v2  true = 7.0.10+: slice extensions only for v2\n"
+               "                   registrations (default false = 7.0 as released)\n"
                "  slice_ext.page_limit [task_shared] pages per process (default 0 = no limit)\n"
                "  sched_feat.NAME  true | false (defaults of 7.0; other versions noted where they differ):\n";
   // Defaults of 7.0, with the versions whose default differs.

@@ -55,7 +55,9 @@ bool mainline_exit_to_user(rq* rq, task_struct* p) {
   if (!rs) return false;
   if (p->slice.sched_switch) {
     p->slice.sched_switch = false;
-    if (rseq_user_access(rq, p)) rs->slice_request = rs->slice_granted = 0;
+    // rseq_exit_user_update(): the same user access updates the IDs; slice_ctrl is zeroed
+    // only for a v2 registration (rseq_slice_clear_user() under rseq_v2(), 7.0.10+).
+    if (rseq_user_access(rq, p) && p->slice.rseq_v2) rs->slice_request = rs->slice_granted = 0;
     clear_grant(p);
   }
   if (!p->slice.granted) return false;

@@ -372,6 +372,63 @@ TEST(SliceExtMainline, PrctlSaysENOTSUPPWithoutTheFeatureAndENXIOWithoutRseq) {
   }
 }
 
+// 7.0.10+ (require_rseq_v2): a 32-byte registration (glibc 2.35-2.40) is legacy: the kernel
+// does not advertise the extension, prctl SET says ENOTSUPP, and it never writes slice_ctrl,
+// whose bytes may hold a legacy user's own data (here: left at 1 across preemptions).
+TEST(SliceExtMainline, ALegacyRegistrationGetsNoExtensionWhenV2IsRequired) {
+  kernel::KernelConfig c = config(Abi::Mainline);
+  c.slice_ext.require_rseq_v2 = true;
+  c.slice_ext.rseq_len = 32;
+  Sim s(flat_machine(1), c);
+  uint32_t flags = 0xffffffff;
+  int64_t set = 0, get = -1;
+  const int p = s.spawn(on(0), [&](user::Thread& t) -> user::Program {
+    flags = t.rseq()->flags;
+    t.rseq()->slice_request = 1;  // not the ABI's request on a legacy registration
+    set = co_await t.syscall(kernel::NR_prctl, kernel::PR_RSEQ_SLICE_EXTENSION,
+                             kernel::PR_RSEQ_SLICE_EXTENSION_SET, kernel::PR_RSEQ_SLICE_EXT_ENABLE);
+    get = co_await t.syscall(kernel::NR_prctl, kernel::PR_RSEQ_SLICE_EXTENSION,
+                             kernel::PR_RSEQ_SLICE_EXTENSION_GET, 0);
+    for (;;) co_await t.compute(sim::kNsecPerSec);
+  });
+  s.spawn(on(0), hog);
+  s.run(100 * sim::kNsecPerMsec);
+  EXPECT_EQ(flags & kernel::RSEQ_CS_FLAG_SLICE_EXT_AVAILABLE, 0u);
+  EXPECT_EQ(set, -kernel::ENOTSUPP);
+  EXPECT_EQ(get, 0);
+  EXPECT_GT(s.task(p).stats.nr_switches_involuntary, 5u) << "preempted many times";
+  EXPECT_EQ(s.task(p).user->rseq->slice_request, 1) << "the kernel left slice_ctrl alone";
+  EXPECT_EQ(s.task(p).slice.nr_granted, 0u);
+}
+
+// The same kernel with a registration longer than 32 bytes (v2): advertised, enabled, granted.
+TEST(SliceExtMainline, AV2RegistrationKeepsTheExtensionWhenV2IsRequired) {
+  kernel::KernelConfig c = config(Abi::Mainline);
+  c.slice_ext.require_rseq_v2 = true;
+  c.slice_ext.rseq_len = 64;
+  Sim s(flat_machine(1), c);
+  Seen seen;
+  const int req = s.spawn(on(0), requester(Abi::Mainline, &seen, 3 * sim::kNsecPerUsec, 20 * sim::kNsecPerUsec));
+  s.spawn(on(0), hog);
+  s.run(sim::kNsecPerSec);
+  EXPECT_EQ(s.task(req).user->rseq->flags,
+            kernel::RSEQ_CS_FLAG_SLICE_EXT_AVAILABLE | kernel::RSEQ_CS_FLAG_SLICE_EXT_ENABLED);
+  EXPECT_EQ(seen.init_ret, 0);
+  EXPECT_GT(s.task(req).slice.nr_granted, 0u);
+}
+
+TEST(SliceExtMainline, RseqLenBelowTheOriginalSizeIsRefused) {
+  kernel::KernelConfig c = config(Abi::Mainline);
+  EXPECT_EQ(c.slice_ext.rseq_len, 32) << "glibc 2.35-2.40's registration";
+  EXPECT_EQ(kernel::set_config_key(&c, "slice_ext.rseq_len", "64"), "");
+  EXPECT_EQ(c.slice_ext.rseq_len, 64);
+  EXPECT_NE(kernel::set_config_key(&c, "slice_ext.rseq_len", "31").find("slice_ext.rseq_len"),
+            std::string::npos);
+  EXPECT_NE(kernel::set_config_key(&c, "slice_ext.rseq_len", "x"), "");
+  EXPECT_EQ(kernel::set_config_key(&c, "slice_ext.require_rseq_v2", "true"), "");
+  EXPECT_TRUE(c.slice_ext.require_rseq_v2);
+}
+
 // Any other syscall during a grant ends it at entry: counted as aborted, the CPU is given up.
 TEST(SliceExtMainline, AnotherSyscallDuringAGrantAborts) {
   Sim s(flat_machine(1), config(Abi::Mainline));
