@@ -95,6 +95,21 @@ int64_t sys_execve(rq* rq, task_struct* p, const UserAction&) {
 
 }  // namespace
 
+// rseq_sched_switch_event() (include/linux/rseq.h, 7.0.10): with an rseq area registered, the
+// optimized (v2) mode raises the event only when the task entered the kernel by interrupt from
+// user mode or its IDs changed (migration; mm_cid changes are not modelled apart from that);
+// a syscall that blocks, or is preempted at its exit, on the same CPU raises none, so the
+// exit path leaves slice_ctrl as it is. Legacy mode updates the IDs after every switch.
+void rseq_sched_switch_event(task_struct* t) {
+  if (!t->user || !t->user->rseq) return;  // has_rseq
+  slice_ext_task& s = t->slice;
+  if (s.rseq_v2) {
+    if (s.user_irq || s.ids_changed) s.sched_switch = true;
+  } else {
+    s.ids_changed = s.sched_switch = true;
+  }
+}
+
 void rseq_register_at_start(rq* rq, task_struct* p) {
   if (!rq->k->cfg_.slice_ext.rseq_registered && p->user) p->user->rseq = nullptr;
   rseq_reset(rq->k, p);

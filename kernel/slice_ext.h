@@ -58,6 +58,11 @@ bool hrtick_delay_sched_yield(rq* rq, task_struct* p);
 void hrtick_delay_resched_tick(rq* rq);
 bool slice_ext_policy_allows(rq* rq, task_struct* p);
 
+// context_switch(): t was scheduled in. rseq work (event.sched_switch, TIF_RSEQ) before it
+// returns to user: in 7.0's optimized mode only if it had entered the kernel by interrupt or
+// its CPU changed; for a legacy registration on 7.0.10+ after every switch.
+void rseq_sched_switch_event(task_struct* t);
+
 // glibc registers the thread's rseq area before its code runs (sys_rseq): flags and
 // slice_ctrl are reset; 7.0 advertises RSEQ_CS_FLAG_SLICE_EXT_AVAILABLE.
 void rseq_register_at_start(rq* rq, task_struct* p);

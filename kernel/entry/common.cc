@@ -39,7 +39,8 @@ void exit_to_user_mode_loop(rq* rq, bool from_irq) {
   }
   task_struct* p = rq->curr;
   if (p->is_idle) return;
-  p->slice.user_irq = false;  // entry events are consumed on the way out
+  // rseq event.events = 0: the entry and switch events are consumed on the way out.
+  p->slice.user_irq = p->slice.sched_switch = p->slice.ids_changed = false;
   if (p->user && p->user->rseq) p->user->rseq->cpu_id = static_cast<uint32_t>(rq->cpu);
 }
 

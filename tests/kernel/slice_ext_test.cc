@@ -429,6 +429,38 @@ TEST(SliceExtMainline, RseqLenBelowTheOriginalSizeIsRefused) {
   EXPECT_TRUE(c.slice_ext.require_rseq_v2);
 }
 
+// 7.0 raises the rseq "scheduled" event only for a task that entered the kernel by interrupt
+// or changed CPU (rseq_sched_switch_event()). A task preempted at the exit of its own syscall
+// on the same CPU gets none, so the exit path leaves slice_ctrl alone: a request set before
+// the syscall is still there when the task is back in user space.
+TEST(SliceExtMainline, ARescheduleAtSyscallExitLeavesAPendingRequest) {
+  Sim s(exact_timers(flat_machine(1)), config(Abi::Mainline));
+  kernel::UserWord go;
+  int64_t request_after = -1;
+  sim::Time back = -1;
+  kernel::TaskAttr b = on(0);
+  b.slice_ns = 100 * sim::kNsecPerUsec;  // wakes with the earlier deadline: preempts A
+  s.spawn(b, [&](user::Thread& t) -> user::Program {
+    while (t.load(&go) == 0) co_await t.futex_wait(&go, 0);
+    co_await t.compute(50 * sim::kNsecPerUsec);
+    for (;;) co_await t.nanosleep(sim::kNsecPerSec);
+  });
+  const int a = s.spawn(on(0), [&](user::Thread& t) -> user::Program {
+    co_await t.syscall(kernel::NR_prctl, kernel::PR_RSEQ_SLICE_EXTENSION, 2, 1);
+    co_await t.compute(sim::kNsecPerMsec - t.now());
+    t.rseq()->slice_request = 1;
+    t.store(&go, 1);
+    co_await t.futex_wake(&go, 1);
+    back = t.now();
+    request_after = t.rseq()->slice_request;
+    for (;;) co_await t.compute(sim::kNsecPerSec);
+  }, 10 * sim::kNsecPerUsec);
+  s.run(5 * sim::kNsecPerMsec);
+  ASSERT_GE(back, sim::kNsecPerMsec + 50 * sim::kNsecPerUsec) << "B ran at A's syscall exit";
+  EXPECT_GE(s.task(a).stats.nr_switches_involuntary, 1u);
+  EXPECT_EQ(request_after, 1);
+}
+
 // Any other syscall during a grant ends it at entry: counted as aborted, the CPU is given up.
 TEST(SliceExtMainline, AnotherSyscallDuringAGrantAborts) {
   Sim s(flat_machine(1), config(Abi::Mainline));
