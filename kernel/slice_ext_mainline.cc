@@ -48,11 +48,14 @@ bool mainline_delay_resched(rq* rq, task_struct* p) {
   return true;
 }
 
-// Exit to user: T11 (scheduled out since the last return: word <- 0, grant revoked), then
-// T7 (arm the per-CPU timer at `expires`, or reschedule if it already passed).
-bool mainline_exit_to_user(rq* rq, task_struct* p) {
+// rseq_exit_to_user_mode_restart(), at the end of each round of exit_to_user_mode_loop():
+// T11 (the rseq event: word <- 0, grant revoked), then T7 (arm the per-CPU timer at
+// `expires`, or reschedule if it already passed). The loop runs only when exit work is
+// pending (the reschedule that was granted, TIF_RSEQ): an interrupt return during a grant
+// with nothing to do leaves the timer as armed.
+bool mainline_exit_to_user(rq* rq, task_struct* p, bool work) {
   rseq_area* rs = p->user ? p->user->rseq : nullptr;
-  if (!rs) return false;
+  if (!rs || !work) return false;
   if (p->slice.sched_switch) {
     p->slice.sched_switch = false;
     // rseq_exit_user_update(): the same user access updates the IDs; slice_ctrl is zeroed

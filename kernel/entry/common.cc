@@ -27,7 +27,11 @@ void irqentry_enter(rq* rq, sim::Time now) {
 void exit_to_user_mode_loop(rq* rq, bool from_irq) {
   const slice_ext_ops* ext = slice_ext(rq);
   for (;;) {
+    // exit_to_user_mode_prepare() enters the work loop only with a work bit set: a reschedule
+    // request, or TIF_RSEQ (the rseq event of a task scheduled in).
+    bool work = false;
     while (tif_need_resched_any(rq->curr)) {
+      work = true;
       task_struct* p = rq->curr;
       if (!p->is_idle && ext->delay_resched(rq, p)) {
         p->thread_flags &= ~(TIF_NEED_RESCHED | TIF_NEED_RESCHED_LAZY);
@@ -35,7 +39,9 @@ void exit_to_user_mode_loop(rq* rq, bool from_irq) {
       }
       schedule(rq, /*preempt=*/true);
     }
-    if (rq->curr->is_idle || !ext->exit_to_user(rq, rq->curr)) break;
+    if (rq->curr->is_idle) break;
+    work |= rq->curr->slice.sched_switch;
+    if (!ext->exit_to_user(rq, rq->curr, work)) break;
   }
   task_struct* p = rq->curr;
   if (p->is_idle) return;

@@ -3,6 +3,7 @@
 // abuse bounded by the timer; the review's policy switches.
 #include <gtest/gtest.h>
 
+#include "kernel/entry/common.h"
 #include "kernel/slice_ext.h"
 #include "kernel/task_shared.h"
 #include "tests/kernel/harness.h"
@@ -459,6 +460,47 @@ TEST(SliceExtMainline, ARescheduleAtSyscallExitLeavesAPendingRequest) {
   ASSERT_GE(back, sim::kNsecPerMsec + 50 * sim::kNsecPerUsec) << "B ran at A's syscall exit";
   EXPECT_GE(s.task(a).stats.nr_switches_involuntary, 1u);
   EXPECT_EQ(request_after, 1);
+}
+
+// 7.0 arms the slice timer in rseq_exit_to_user_mode_restart(), inside the exit work loop,
+// which a return from an interrupt with no work pending skips: a device interrupt during a
+// grant leaves the timer as it was armed. (Re-arming would draw a new delivery delay.)
+namespace {
+struct DeviceIrq {
+  sim::Timer timer;
+  kernel::rq* rq = nullptr;
+  int in_grant = 0, rearmed = 0;
+};
+void device_irq(sim::Timer* t, sim::Time now) {
+  auto* d = static_cast<DeviceIrq*>(t->ctx);
+  kernel::rq* rq = d->rq;
+  const bool granted = rq->curr->slice.granted && rq->ex.slice_timer.armed;
+  const sim::Time before = rq->ex.slice_timer.expires;
+  kernel::irqentry_enter(rq, now);
+  kernel::irqentry_exit(rq);
+  if (granted) {
+    d->in_grant++;
+    d->rearmed += rq->ex.slice_timer.armed && rq->ex.slice_timer.expires != before;
+  }
+  rq->k->engine()->arm(t, now + 3 * sim::kNsecPerUsec);
+}
+}  // namespace
+
+TEST(SliceExtMainline, AnInterruptWithoutWorkDuringAGrantLeavesTheTimerAlone) {
+  kernel::KernelConfig c = config(Abi::Mainline);
+  c.slice_ext.nsec = 50 * sim::kNsecPerUsec;
+  Sim s(flat_machine(1), c);  // timer delivery jitter on
+  Seen seen;
+  s.spawn(on(0), requester(Abi::Mainline, &seen, 40 * sim::kNsecPerUsec, 1 * sim::kNsecPerUsec));
+  s.spawn(on(0), hog);
+  DeviceIrq d;
+  d.rq = s.k->rq_of(0);
+  d.timer.fn = device_irq;
+  d.timer.ctx = &d;
+  s.engine.arm(&d.timer, 1);
+  s.run(200 * sim::kNsecPerMsec);
+  ASSERT_GT(d.in_grant, 10) << "interrupts arrived during grants";
+  EXPECT_EQ(d.rearmed, 0);
 }
 
 // Any other syscall during a grant ends it at entry: counted as aborted, the CPU is given up.
