@@ -1,9 +1,9 @@
 // Linux 7.0 rseq time slice extension (Thomas Gleixner, merged 2026-02): slice_ctrl
 // request/granted bytes in struct rseq, rseq_grant_slice_extension() at interrupt return,
-// the per-CPU slice timer armed last on exit (rseq_slice_arm_timer), syscall entry work that
+// the per-CPU slice timer armed last on exit (rseq_arm_slice_extension_timer), syscall entry work that
 // ends a grant (yield or abort), reset on reschedule. include/linux/rseq_entry.h,
-// kernel/rseq.c, kernel/entry/common.c of v7.0; transitions T3..T11 of
-// ../shared/research/slice_ext_spec.md section 1.4.
+// kernel/rseq.c, kernel/entry/common.c of v7.0; transitions T3..T11 as docs/sources.md
+// lists them.
 #include "kernel/kernel.h"
 #include "kernel/cpu_exec.h"
 #include "kernel/slice_ext.h"
