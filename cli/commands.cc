@@ -255,7 +255,7 @@ int do_list(const std::string& what) {
                "                   concern raised against the RFC, not 7.0, which would fault the\n"
                "                   page in\n"
                "  slice_ext.rseq_len   rseq_len each thread registers: 32 = glibc 2.35-2.40 (legacy),\n"
-               "                   more = RSEQ ABI v2, e.g. 64 as glibc 2.41+ (default 32)\n"
+               "                   more = RSEQ ABI v2, as glibc 2.41+ (e.g. 64; default 32)\n"
                "  slice_ext.require_rseq_v2  true = 7.0.10+: slice extensions only for v2\n"
                "                   registrations (default false = 7.0 as released)\n"
                "  slice_ext.page_limit [task_shared] pages per process (default 0 = no limit)\n"

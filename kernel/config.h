@@ -36,8 +36,8 @@ struct SliceExtConfig {
   int page_limit = 0;        // RFC: [task_shared] pages per process (0 = no limit)
   bool rseq_registered = true;  // glibc registers rseq for every thread
   // rseq_len of that registration: 32 (ORIG_RSEQ_SIZE) is what glibc 2.35-2.40 register;
-  // more is an "RSEQ ABI v2" registration (glibc 2.41+ register AT_RSEQ_FEATURE_SIZE rounded
-  // up to AT_RSEQ_ALIGN: 64 on 7.0).
+  // more is an "RSEQ ABI v2" registration (glibc 2.41+ size theirs from AT_RSEQ_FEATURE_SIZE,
+  // 33 on 7.0; the area is AT_RSEQ_ALIGN = 64 bytes).
   int rseq_len = 32;
   // 7.0.10 and later (stable backport of "rseq: Reenable performance optimizations
   // conditionally", 99428157dcf3): time slice extensions only for v2 registrations, and a
