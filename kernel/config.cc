@@ -187,7 +187,8 @@ std::string set_config_key(KernelConfig* cfg, const std::string& key, const std:
     return "";
   }
   if (key == "slice_ext.tick" || key == "slice_ext.fair_only" || key == "slice_ext.no_defer_rt" ||
-      key == "slice_ext.lazy_remote" || key == "slice_ext.rseq_registered") {
+      key == "slice_ext.lazy_remote" || key == "slice_ext.rseq_registered" ||
+      key == "slice_ext.require_rseq_v2") {
     bool b;
     if (!parse_bool(value, &b)) return key + ": expected true or false (got '" + value + "')";
     if (key == "slice_ext.tick") cfg->slice_ext.tick = b;
@@ -195,6 +196,14 @@ std::string set_config_key(KernelConfig* cfg, const std::string& key, const std:
     if (key == "slice_ext.no_defer_rt") cfg->slice_ext.no_defer_rt = b;
     if (key == "slice_ext.lazy_remote") cfg->slice_ext.lazy_remote = b;
     if (key == "slice_ext.rseq_registered") cfg->slice_ext.rseq_registered = b;
+    if (key == "slice_ext.require_rseq_v2") cfg->slice_ext.require_rseq_v2 = b;
+    return "";
+  }
+  if (key == "slice_ext.rseq_len") {
+    // sys_rseq() refuses less than ORIG_RSEQ_SIZE (EINVAL); no upper bound but the address space.
+    if (!parse_int(value, &n) || n < 32 || n > 65536)
+      return "slice_ext.rseq_len: must be an integer in 32..65536 (got '" + value + "')";
+    cfg->slice_ext.rseq_len = static_cast<int>(n);
     return "";
   }
   if (key == "slice_ext.rseq_miss") {

@@ -35,6 +35,14 @@ struct SliceExtConfig {
   double rseq_miss = 0;      // probability the rseq page is not resident (hint missed)
   int page_limit = 0;        // RFC: [task_shared] pages per process (0 = no limit)
   bool rseq_registered = true;  // glibc registers rseq for every thread
+  // rseq_len of that registration: 32 (ORIG_RSEQ_SIZE) is what glibc 2.35-2.40 register;
+  // more is an "RSEQ ABI v2" registration (glibc 2.41+ size theirs from AT_RSEQ_FEATURE_SIZE,
+  // 33 on 7.0; the area is AT_RSEQ_ALIGN = 64 bytes).
+  int rseq_len = 32;
+  // 7.0.10 and later (stable backport of "rseq: Reenable performance optimizations
+  // conditionally", 99428157dcf3): time slice extensions only for v2 registrations, and a
+  // legacy registration gets the rseq event on every switch. false = 7.0 as released.
+  bool require_rseq_v2 = false;
 };
 
 // The rseq concurrency ID (mm_cid) implementation (kernel/sched/mm_cid.h): Default = the

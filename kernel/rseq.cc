@@ -10,13 +10,26 @@ namespace kernel {
 
 namespace {
 
+// rseq_register(): a registration longer than ORIG_RSEQ_SIZE (32) is RSEQ ABI v2 (7.0.10+ on
+// generic-entry architectures such as x86). 7.0 as released treats every registration the
+// optimized way and offers slice extensions to all of them; kernels before 7.0 have neither.
+bool rseq_register_v2(const Kernel* k) {
+  const SliceExtConfig& c = k->cfg_.slice_ext;
+  if (k->cfg_.version != KernelVersion::V7_0) return false;
+  return !c.require_rseq_v2 || c.rseq_len > 32;
+}
+
 // Resets what registration resets: slice state, the word, the advertised feature bits.
+// sys_rseq() writes slice_ctrl and advertises RSEQ_CS_FLAG_SLICE_EXT_AVAILABLE only for a v2
+// registration: a legacy (32-byte) one may keep non-ABI data at bytes 28-31 (TCMalloc).
 void rseq_reset(Kernel* k, task_struct* p) {
   rseq_area* rs = p->user ? p->user->rseq : nullptr;
   p->slice.granted = p->slice.enabled = p->slice.yielded = p->slice.syscall_work = false;
+  p->slice.rseq_v2 = rs && rseq_register_v2(k);
   if (!rs) return;
-  rs->slice_request = rs->slice_granted = 0;
-  rs->flags = k->cfg_.slice_ext.abi == SliceExtAbi::Mainline ? unsigned{RSEQ_CS_FLAG_SLICE_EXT_AVAILABLE} : 0u;
+  const bool mainline = k->cfg_.slice_ext.abi == SliceExtAbi::Mainline;
+  if (!mainline || p->slice.rseq_v2) rs->slice_request = rs->slice_granted = 0;
+  rs->flags = mainline && p->slice.rseq_v2 ? unsigned{RSEQ_CS_FLAG_SLICE_EXT_AVAILABLE} : 0u;
 }
 
 // task_getshared(option, flags, uaddr): arg[0] option, arg[1] flags (unused), arg[2] the
@@ -55,6 +68,7 @@ int64_t sys_prctl(rq* rq, task_struct* p, const UserAction& a) {
   if (k->cfg_.slice_ext.abi != SliceExtAbi::Mainline) return -ENOTSUPP;  // CONFIG off
   rseq_area* rs = p->user ? p->user->rseq : nullptr;
   if (!rs || !k->cfg_.slice_ext.rseq_registered) return -ENXIO;
+  if (!p->slice.rseq_v2) return -ENOTSUPP;  // 7.0.10+: a legacy registration (rseq_v2())
   const bool on = a.arg[2] & PR_RSEQ_SLICE_EXT_ENABLE;
   if (on == p->slice.enabled) return 0;
   p->slice.enabled = on;
@@ -80,6 +94,21 @@ int64_t sys_execve(rq* rq, task_struct* p, const UserAction&) {
 }
 
 }  // namespace
+
+// rseq_sched_switch_event() (include/linux/rseq.h, 7.0.10): with an rseq area registered, the
+// optimized (v2) mode raises the event only when the task entered the kernel by interrupt from
+// user mode or its IDs changed (migration; mm_cid changes are not modelled apart from that);
+// a syscall that blocks, or is preempted at its exit, on the same CPU raises none, so the
+// exit path leaves slice_ctrl as it is. Legacy mode updates the IDs after every switch.
+void rseq_sched_switch_event(task_struct* t) {
+  if (!t->user || !t->user->rseq) return;  // has_rseq
+  slice_ext_task& s = t->slice;
+  if (s.rseq_v2) {
+    if (s.user_irq || s.ids_changed) s.sched_switch = true;
+  } else {
+    s.ids_changed = s.sched_switch = true;
+  }
+}
 
 void rseq_register_at_start(rq* rq, task_struct* p) {
   if (!rq->k->cfg_.slice_ext.rseq_registered && p->user) p->user->rseq = nullptr;

@@ -14,7 +14,7 @@ namespace kernel {
 
 namespace {
 bool none_delay_resched(rq*, task_struct*) { return false; }
-bool none_exit_to_user(rq*, task_struct*) { return false; }
+bool none_exit_to_user(rq*, task_struct*, bool) { return false; }
 void none_schedule_prev(rq*, task_struct*) {}
 bool none_syscall_enter(rq*, task_struct*, int) { return false; }
 bool none_sched_yield(rq*, task_struct*) { return false; }
@@ -97,9 +97,9 @@ bool slice_ext_policy_allows(rq* rq, task_struct* p) {
 }
 
 // taskshrd_delay_resched_fini() / rseq_delay_resched_fini(): IRQs off, returning to user
-// from an interrupt: (re)start the hrtick while the task holds a grant. hrtick_start() never
-// programs less than 10 us ("timer DoS").
-bool hrtick_delay_resched_fini(rq* rq, task_struct* p) {
+// from an interrupt, with or without exit work: (re)start the hrtick while the task holds a
+// grant. hrtick_start() never programs less than 10 us ("timer DoS").
+bool hrtick_delay_resched_fini(rq* rq, task_struct* p, bool /*work*/) {
   if (p->slice.user_irq && p->slice.granted)
     slice_ext_arm_timer(rq, kernel_clock(rq, rq->k->now()) + std::max<sim::Time>(slice_ext_nsec(rq->k), 10000), p);
   return false;

@@ -17,8 +17,10 @@ struct slice_ext_ops {
   // checks itself whether the task entered by interrupt (p->slice.user_irq).
   bool (*delay_resched)(rq* rq, task_struct* p);
   // exit_to_user_mode_prepare(), after the loop with IRQs off: arm the enforcement timer.
-  // Returns true if it set NEED_RESCHED, so the loop must run again (7.0: deadline passed).
-  bool (*exit_to_user)(rq* rq, task_struct* p);
+  // `work`: exit work was pending, so 7.0's exit_to_user_mode_loop() ran (rseq processing and
+  // the timer are inside it; a plain interrupt return skips both). Returns true if it set
+  // NEED_RESCHED, so the loop must run again (7.0: deadline passed).
+  bool (*exit_to_user)(rq* rq, task_struct* p, bool work);
   // __schedule(): prev leaves the CPU.
   void (*schedule_prev)(rq* rq, task_struct* prev);
   // Syscall entry work, before the handler (7.0: a syscall ends a grant). Returns true if it
@@ -51,12 +53,17 @@ bool rseq_user_access(rq* rq, task_struct* p);
 // by the RFC): *_delay_resched_fini() (re)arms the hrtick at every interrupt return while a
 // grant runs, __schedule() ends the grant, a granted sched_yield() calls schedule()
 // directly, and hrtick() sets NEED_RESCHED on a granted current task then ticks it.
-bool hrtick_delay_resched_fini(rq* rq, task_struct* p);
+bool hrtick_delay_resched_fini(rq* rq, task_struct* p, bool work);
 void hrtick_delay_schedule_prev(rq* rq, task_struct* prev);
 bool hrtick_delay_syscall_enter(rq* rq, task_struct* p, int nr);
 bool hrtick_delay_sched_yield(rq* rq, task_struct* p);
 void hrtick_delay_resched_tick(rq* rq);
 bool slice_ext_policy_allows(rq* rq, task_struct* p);
+
+// context_switch(): t was scheduled in. rseq work (event.sched_switch, TIF_RSEQ) before it
+// returns to user: in 7.0's optimized mode only if it had entered the kernel by interrupt or
+// its CPU changed; for a legacy registration on 7.0.10+ after every switch.
+void rseq_sched_switch_event(task_struct* t);
 
 // glibc registers the thread's rseq area before its code runs (sys_rseq): flags and
 // slice_ctrl are reset; 7.0 advertises RSEQ_CS_FLAG_SLICE_EXT_AVAILABLE.

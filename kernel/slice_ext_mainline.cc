@@ -1,9 +1,9 @@
 // Linux 7.0 rseq time slice extension (Thomas Gleixner, merged 2026-02): slice_ctrl
 // request/granted bytes in struct rseq, rseq_grant_slice_extension() at interrupt return,
-// the per-CPU slice timer armed last on exit (rseq_slice_arm_timer), syscall entry work that
+// the per-CPU slice timer armed last on exit (rseq_arm_slice_extension_timer), syscall entry work that
 // ends a grant (yield or abort), reset on reschedule. include/linux/rseq_entry.h,
-// kernel/rseq.c, kernel/entry/common.c of v7.0; transitions T3..T11 of
-// ../shared/research/slice_ext_spec.md section 1.4.
+// kernel/rseq.c, kernel/entry/common.c of v7.0; transitions T3..T11 as docs/sources.md
+// lists them.
 #include "kernel/kernel.h"
 #include "kernel/cpu_exec.h"
 #include "kernel/slice_ext.h"
@@ -48,14 +48,19 @@ bool mainline_delay_resched(rq* rq, task_struct* p) {
   return true;
 }
 
-// Exit to user: T11 (scheduled out since the last return: word <- 0, grant revoked), then
-// T7 (arm the per-CPU timer at `expires`, or reschedule if it already passed).
-bool mainline_exit_to_user(rq* rq, task_struct* p) {
+// rseq_exit_to_user_mode_restart(), at the end of each round of exit_to_user_mode_loop():
+// T11 (the rseq event: word <- 0, grant revoked), then T7 (arm the per-CPU timer at
+// `expires`, or reschedule if it already passed). The loop runs only when exit work is
+// pending (the reschedule that was granted, TIF_RSEQ): an interrupt return during a grant
+// with nothing to do leaves the timer as armed.
+bool mainline_exit_to_user(rq* rq, task_struct* p, bool work) {
   rseq_area* rs = p->user ? p->user->rseq : nullptr;
-  if (!rs) return false;
+  if (!rs || !work) return false;
   if (p->slice.sched_switch) {
     p->slice.sched_switch = false;
-    if (rseq_user_access(rq, p)) rs->slice_request = rs->slice_granted = 0;
+    // rseq_exit_user_update(): the same user access updates the IDs; slice_ctrl is zeroed
+    // only for a v2 registration (rseq_slice_clear_user() under rseq_v2(), 7.0.10+).
+    if (rseq_user_access(rq, p) && p->slice.rseq_v2) rs->slice_request = rs->slice_granted = 0;
     clear_grant(p);
   }
   if (!p->slice.granted) return false;

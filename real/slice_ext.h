@@ -12,6 +12,11 @@
 
 namespace real {
 
+// Linux 7.0.10 and later offer the mainline extension only to rseq registrations longer than
+// 32 bytes (RSEQ ABI v2). glibc 2.35-2.40 register 32 bytes: with them the selection reports
+// why mainline is unavailable; GLIBC_TUNABLES=glibc.pthread.rseq=0 makes this library
+// register a v2 area itself (AT_RSEQ_FEATURE_SIZE bytes, AT_RSEQ_ALIGN-aligned).
+//
 // Thread safety: the selection, the protocol state and the counters belong to the calling
 // thread. Each thread calls init_thread() once before its first guard or lock; a thread that
 // never does runs with kNone. SliceSpinLock objects are shared between threads as usual.

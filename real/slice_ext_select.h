@@ -133,9 +133,12 @@ inline bool select_mainline(const KernelOps& ops, ThreadSlice* s, std::string* w
     const uint32_t flags =
         *reinterpret_cast<volatile uint32_t*>(area + SCHEDLAB_RSEQ_FLAGS_OFFSET);
     if ((flags & SCHEDLAB_RSEQ_CS_FLAG_SLICE_EXT_AVAILABLE) == 0) {
+      // 7.0.10+ advertise it only to registrations longer than 32 bytes (RSEQ ABI v2), which
+      // glibc before 2.41 does not make; without glibc's area this library registers one.
       *why = "the kernel does not advertise RSEQ_CS_FLAG_SLICE_EXT_AVAILABLE in this thread's "
-             "rseq area (disabled at boot, or a 32-byte legacy registration on a kernel with "
-             "the post-7.0 fixes)";
+             "rseq area: disabled at boot (rseq_slice_ext=0), or a 32-byte legacy registration "
+             "on 7.0.10+ (glibc before 2.41; run with GLIBC_TUNABLES=glibc.pthread.rseq=0 so "
+             "this library registers a v2 area itself, or use glibc 2.41+)";
       return false;
     }
     const long r = ops.prctl(SCHEDLAB_PR_RSEQ_SLICE_EXTENSION,
@@ -145,7 +148,8 @@ inline bool select_mainline(const KernelOps& ops, ThreadSlice* s, std::string* w
       switch (-r) {
         case SCHEDLAB_ENOTSUPP:
           *why = "prctl SET refused with ENOTSUPP: disabled at boot (rseq_slice_ext=0) or a "
-                 "legacy 32-byte rseq registration";
+                 "legacy 32-byte rseq registration on 7.0.10+ (see "
+                 "GLIBC_TUNABLES=glibc.pthread.rseq=0)";
           break;
         case ENXIO: *why = "prctl SET found no rseq area registered (ENXIO)"; break;
         default: *why = "prctl(PR_RSEQ_SLICE_EXTENSION, SET) failed with " + errno_name(-r);

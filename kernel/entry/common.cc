@@ -30,7 +30,11 @@ void irqentry_enter(rq* rq, sim::Time now) {
 void exit_to_user_mode_loop(rq* rq, bool from_irq) {
   const slice_ext_ops* ext = slice_ext(rq);
   for (;;) {
+    // exit_to_user_mode_prepare() enters the work loop only with a work bit set: a reschedule
+    // request, or TIF_RSEQ (the rseq event of a task scheduled in).
+    bool work = false;
     while (tif_need_resched_any(rq->curr)) {
+      work = true;
       task_struct* p = rq->curr;
       if (!p->is_idle && ext->delay_resched(rq, p)) {
         p->thread_flags &= ~(TIF_NEED_RESCHED | TIF_NEED_RESCHED_LAZY);
@@ -38,11 +42,14 @@ void exit_to_user_mode_loop(rq* rq, bool from_irq) {
       }
       schedule(rq, /*preempt=*/true);
     }
-    if (rq->curr->is_idle || !ext->exit_to_user(rq, rq->curr)) break;
+    if (rq->curr->is_idle) break;
+    work |= rq->curr->slice.sched_switch;
+    if (!ext->exit_to_user(rq, rq->curr, work)) break;
   }
   task_struct* p = rq->curr;
   if (p->is_idle) return;
-  p->slice.user_irq = false;  // entry events are consumed on the way out
+  // rseq event.events = 0: the entry and switch events are consumed on the way out.
+  p->slice.user_irq = p->slice.sched_switch = p->slice.ids_changed = false;
   // resume_user_mode_work(): task_work_run() (6.4 .. 6.18: the queued task_mm_cid_work()),
   // then rseq_handle_notify_resume() (the batched series' scan), then the rseq ids.
   if (p->mm_cid.pending) rq->k->mm_cid_ops->resume_user(rq, p);

@@ -235,6 +235,7 @@ void deactivate_task(rq* rq, task_struct* p, int flags) {
 void __set_task_cpu(task_struct* p, int cpu) {
   p->cpu = cpu;
   p->se.cfs_rq = &p->kern->rq_of(cpu)->cfs;  // set_task_rq(): the root group's cfs_rq there
+  p->slice.ids_changed = true;               // rseq_sched_set_ids_changed()
 }
 
 void set_task_cpu(task_struct* p, int cpu) {
@@ -436,11 +437,11 @@ void __schedule(rq* rq, bool preempt) {
       prev->stats.lhp_since = rq->clock;
     }
   }
-  prev->slice.sched_switch = true;  // rseq_sched_switch_event(): rseq work on its next exit
   prev->on_cpu = false;
   next->on_cpu = true;
   rq->curr = next;
   k->mm_cid_ops->switch_mm_cid(rq, prev, next);  // context_switch() -> switch_mm_cid()
+  rseq_sched_switch_event(next);                 // context_switch(): next was scheduled in
   lb_view_update(rq);
   dl_server_update_defer(rq);
   cpu_switch(rq, prev, next, k->now());

@@ -154,7 +154,9 @@ struct slice_ext_task {
   bool granted = false;       // RFC taskshrd_sched_delay, 2023 rseq_sched_delay, 7.0 state.granted
   bool enabled = false;       // 7.0: prctl / registration flag
   bool user_irq = false;      // last kernel entry was an interrupt from user mode (7.0 event.user_irq)
-  bool sched_switch = false;  // scheduled out since the last return to user (7.0 event.sched_switch)
+  bool sched_switch = false;  // rseq work before the next return to user (7.0 event.sched_switch)
+  bool ids_changed = false;   // CPU changed since the last return to user (7.0 event.ids_changed)
+  bool rseq_v2 = false;       // 7.0 rseq_v2(): the optimized mode, which slice extensions need
   bool yielded = false;       // 7.0: rseq_slice_yield() result
   bool syscall_work = false;  // 7.0: SYSCALL_WORK_SYSCALL_RSEQ_SLICE
   bool fatal_signal = false;  // a fatal signal is pending (task_getshared -> EINTR)

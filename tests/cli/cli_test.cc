@@ -76,6 +76,7 @@ TEST(Cli, BadInputNamesTheParameterAndExitsTwoWithoutOutput) {
   expect_bad_input({"run", "hog", "--set", "hz=4294967546"}, "hz");
   expect_bad_input({"run", "hog", "--set", "rr_timeslice_ms=2147483648"}, "rr_timeslice_ms");
   expect_bad_input({"run", "hog", "--set", "slice_ext.nsec=nan"}, "slice_ext.nsec");
+  expect_bad_input({"run", "hog", "--set", "slice_ext.rseq_len=16"}, "slice_ext.rseq_len");
   expect_bad_input({"run", "extend-sched2", "--set", "start_gap=4e18"}, "start_gap");
   // A loop that takes no time is refused rather than simulated forever.
   expect_bad_input({"run", "spinlock", "--set", "cs=0", "--set", "think=0"}, "cs, think");
@@ -138,6 +139,17 @@ TEST(Cli, ListNamesPerVersionFeatureDefaults) {
   const std::string out = ::testing::internal::GetCapturedStdout();
   EXPECT_NE(out.find("sched_feat.NI_RANDOM            true (6.12: false)"), std::string::npos) << out;
   EXPECT_NE(out.find("sched_feat.PLACE_LAG            true\n"), std::string::npos) << out;
+}
+
+// `list` says which registration lengths get 7.0.10's extension, and that rseq_miss is the
+// RFC-era concern, not what 7.0 does with a non-resident page.
+TEST(Cli, ListExplainsTheRseqSettings) {
+  ::testing::internal::CaptureStdout();
+  ASSERT_EQ(cli::main_with_args({"list"}), 0);
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("concern raised against the RFC, not 7.0"), std::string::npos) << out;
+  EXPECT_NE(out.find("slice_ext.rseq_len"), std::string::npos) << out;
+  EXPECT_NE(out.find("slice_ext.require_rseq_v2"), std::string::npos) << out;
 }
 
 // `bench --json` writes the documented keys in order (docs/results-schema.md), with figures

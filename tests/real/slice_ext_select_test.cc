@@ -164,6 +164,10 @@ TEST_F(SliceSelectTest, NeverCallsSetWhenTheAreaDoesNotAdvertiseTheFeature) {
   EXPECT_EQ(sel.backend, real::Backend::kNone);
   EXPECT_EQ(kernel_.prctl_sets, 0);
   EXPECT_NE(sel.reason(real::Backend::kMainline).find("AVAILABLE"), std::string::npos);
+  // On 7.0.10+ that is what glibc's 32-byte (legacy) registration gets: the reason says how
+  // to get a v2 registration instead.
+  EXPECT_NE(sel.reason(real::Backend::kMainline).find("GLIBC_TUNABLES=glibc.pthread.rseq=0"),
+            std::string::npos);
 }
 
 TEST_F(SliceSelectTest, RefusedSetIsNoneWithTheReason) {
