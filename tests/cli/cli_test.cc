@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <malloc.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -530,3 +531,31 @@ TEST(Compare, HeapDoesNotGrowWithWholeRunsPerSeed) {
   // 200 more Results of 64 tasks would be megabytes; 200 more values are a few kilobytes.
   EXPECT_LT(many, few + 256 * 1024) << "10 seeds: " << few << " bytes, 210 seeds: " << many;
 }
+
+#if !defined(__SANITIZE_ADDRESS__)
+// When no more threads can be created, the ones there share the runs (std::thread's
+// exception used to end the process with "terminate called without an active exception").
+// In a child process whose address space leaves room for a few 8 MiB thread stacks only.
+TEST(CompareDeathTest, ThreadsThatCannotBeCreatedAreDoneWithout) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  auto body = [] {
+        scenario::CompareSpec spec;
+        for (const char* s : {"workload=hog", "machine=small4", "threads=4", "duration=1ms"})
+          if (!scenario::set_assignment(&spec.base, s).empty()) std::_Exit(3);
+        spec.vary_key = "hz";
+        spec.vary_values = {"250"};
+        spec.seeds = 64;
+        spec.jobs = 64;
+        spec.metrics = {"cpu_user_share"};
+        long pages = 0;
+        std::ifstream("/proc/self/statm") >> pages;
+        const rlim_t room = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (64 << 20);
+        const rlimit lim{room, room};
+        if (setrlimit(RLIMIT_AS, &lim) != 0) std::_Exit(4);
+        report::Comparison c;
+        const std::string err = scenario::compare(spec, &c);
+        std::_Exit(err.empty() && c.rows.at(0).values.at(0).size() == 64 ? 0 : 5);
+  };
+  EXPECT_EXIT(body(), ::testing::ExitedWithCode(0), "");
+}
+#endif
