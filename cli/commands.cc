@@ -262,7 +262,8 @@ int do_list(const std::string& what) {
                "  fair_server.runtime_ns, fair_server.period_ns\n"
                "                   fair deadline server (default 50000000 per 1000000000; 0 = off)\n"
                "  slice_ext        none | rfc | rseq2023 | mainline (default: the workload's ext)\n"
-               "  slice_ext.nsec   grant length (default 50us rfc/rseq2023, 5us mainline: 5..50us)\n"
+               "  slice_ext.nsec   grant length with its unit (default 50us rfc/rseq2023, 5us mainline:\n"
+               "                   5us..50us)\n"
                "  slice_ext.tick, slice_ext.fair_only, slice_ext.no_defer_rt, slice_ext.lazy_remote\n"
                "                   true | false: the review's policy switches (default false)\n"
                "  slice_ext.rseq_miss  probability the rseq page is not resident (default 0)\n"
@@ -391,7 +392,9 @@ int main_with_args(const std::vector<std::string>& args) {
   app.set_version_flag("--version", "schedlab 0.1.0");
   app.require_subcommand(0, 1);
   app.footer("Also: schedlab real <extend-sched2|locktable> [options] runs the workload with real\n"
-             "threads on this host (see schedlab real --help).");
+             "threads on this host (see schedlab real --help).\n"
+             "Durations take their unit: ns, us, ms or s (500ms, 10s). Exit status 2: bad input or\n"
+             "an output file that cannot be written, with one line on stderr naming it.");
 
   // Every value is taken as text and checked by the command, so that an error names the
   // option and the value given; an empty value is an error here, not "not given".
@@ -406,16 +409,16 @@ int main_with_args(const std::vector<std::string>& args) {
   CLI::App* run = app.add_subcommand("run", "Run a built-in workload or a scenario file");
   opt(run, "target", ro.target, "workload name (see `schedlab list`) or scenario .toml file");
   opt(run, "--machine,-m", ro.machine, "machine profile (genoa, vm50, small4, host) or TOML path");
-  opt(run, "--cpus", ro.cpus, "use only the first N CPUs of the machine");
+  opt(run, "--cpus", ro.cpus, "use only the first N CPUs of the machine")->type_name("N");
   opt(run, "--duration,-d", ro.duration, "simulated time with its unit (ns, us, ms, s), e.g. 500ms, 10s");
-  opt(run, "--seed", ro.seed, "random seed, 0..2^63-1 (same seed => identical results)");
+  opt(run, "--seed", ro.seed, "random seed, 0..2^63-1 (same seed => identical results)")->type_name("N");
   opt(run, "--kernel,-k", ro.kernel, "kernel version: 6.12, 6.18 or 7.0");
   opt(run, "--set,-s", ro.sets, "KEY=VALUE: workload parameter or kernel setting (repeatable)");
   opt(run, "--also", ro.also, "NAME[:k=v,...]: another workload alongside (repeatable)");
   opt(run, "--json", ro.json, "write results as JSON to FILE ('-' = stdout, table suppressed)");
   run->add_flag("--per-task", ro.per_task, "print every task");
   run->add_flag("--per-cpu", ro.per_cpu, "print every CPU");
-  opt(run, "--proc", ro.proc, "print a /proc/<pid>/sched-style dump of this task");
+  opt(run, "--proc", ro.proc, "print a /proc/<pid>/sched-style dump of this task")->type_name("N");
 
   CompareOptions co;
   CLI::App* cmp = app.add_subcommand("compare", "Run a workload under several settings and seeds");
@@ -423,14 +426,14 @@ int main_with_args(const std::vector<std::string>& args) {
   opt(cmp, "--vary", co.vary, "KEY=V1,V2,...: one row per value (e.g. ext=none,rfc,mainline)");
   opt(cmp, "--row", co.rows, "LABEL:k=v,k=v: one row with these settings (repeatable)");
   opt(cmp, "--seeds", co.seeds,
-      fmt::format("runs per setting, seeds seed..seed+N-1, 1..{} (default 3)", scenario::kMaxSeeds).c_str());
+      fmt::format("runs per setting, seeds seed..seed+N-1, 1..{} (default 3)", scenario::kMaxSeeds).c_str())->type_name("N");
   opt(cmp, "--metric", co.metrics, "metric to compare (repeatable; default: all)");
   opt(cmp, "--jobs,-j", co.jobs,
-      fmt::format("parallel runs, 0..{} (default 0: number of CPUs)", scenario::kMaxJobs).c_str());
+      fmt::format("parallel runs, 0..{} (default 0: number of CPUs)", scenario::kMaxJobs).c_str())->type_name("N");
   opt(cmp, "--machine,-m", co.run.machine, "machine profile or TOML path");
-  opt(cmp, "--cpus", co.run.cpus, "use only the first N CPUs");
+  opt(cmp, "--cpus", co.run.cpus, "use only the first N CPUs")->type_name("N");
   opt(cmp, "--duration,-d", co.run.duration, "simulated time of each run, with its unit (e.g. 1s)");
-  opt(cmp, "--seed", co.run.seed, "first seed, 0..2^63-1");
+  opt(cmp, "--seed", co.run.seed, "first seed, 0..2^63-1")->type_name("N");
   opt(cmp, "--kernel,-k", co.run.kernel, "kernel version: 6.12, 6.18 or 7.0");
   opt(cmp, "--set,-s", co.run.sets, "KEY=VALUE for every row (repeatable)");
   opt(cmp, "--also", co.run.also, "NAME[:k=v,...]: another workload alongside (repeatable)");
@@ -446,7 +449,7 @@ int main_with_args(const std::vector<std::string>& args) {
   opt(bench, "--json", bench_json, "write events_per_second and simulated_seconds_per_wall_second");
   opt(bench, "--duration", bench_duration, "simulated time (default 10s)");
   opt(bench, "--set,-s", bench_sets, "KEY=VALUE on top of the fixed scenario (e.g. ext=rfc)");
-  opt(bench, "--repeat,-r", bench_repeat, "run N times, 1..1000, and report the fastest (default 1)");
+  opt(bench, "--repeat,-r", bench_repeat, "run N times, 1..1000, and report the fastest (default 1)")->type_name("N");
 
   std::vector<const char*> argv{"schedlab"};
   for (const std::string& a : args) argv.push_back(a.c_str());
