@@ -67,14 +67,22 @@ class ProgressLine {
 
 struct RunOptions {
   std::string target;
-  std::string machine, kernel, duration, json;
-  std::optional<int> cpus;
-  std::optional<int64_t> seed;
+  // Text as given ("" = not given; an empty value given is refused by the parser).
+  std::string machine, kernel, duration, json, cpus, seed, proc;
   std::vector<std::string> sets;
   std::vector<std::string> also;
   bool per_task = false, per_cpu = false;
-  int proc_pid = 0;
 };
+
+// An integer option's value in lo..hi, or an error naming the option and the value given.
+std::string parse_int_option(const char* name, const std::string& text, long long lo, long long hi,
+                             long long* out) {
+  long long n = 0;
+  if (!kernel::parse_int(text, &n) || n < lo || n > hi)
+    return fmt::format("{}: must be an integer from {} to {} (got '{}')", name, lo, hi, text);
+  *out = n;
+  return "";
+}
 
 // The experiment a run (or each row of a comparison) starts from: target, then options,
 // then --set. Returns "" or the error.
@@ -97,13 +105,14 @@ std::string build_experiment(const RunOptions& o, scenario::Experiment* out) {
                       {"kernel", o.kernel},
                       {"duration", o.duration}})
     if (std::string err = set(k, v); !err.empty()) return err;
-  if (o.cpus) {
-    if (*o.cpus < 1) return "--cpus: must be >= 1 (got " + std::to_string(*o.cpus) + ")";
-    e.cpus = *o.cpus;
+  long long n = 0;
+  if (!o.cpus.empty()) {
+    if (std::string err = parse_int_option("--cpus", o.cpus, 1, 1000000, &n); !err.empty()) return err;
+    e.cpus = static_cast<int>(n);
   }
-  if (o.seed) {
-    if (*o.seed < 0) return "--seed: must be >= 0 (got " + std::to_string(*o.seed) + ")";
-    e.seed = static_cast<uint64_t>(*o.seed);
+  if (!o.seed.empty()) {
+    if (std::string err = parse_int_option("--seed", o.seed, 0, INT64_MAX, &n); !err.empty()) return err;
+    e.seed = static_cast<uint64_t>(n);
   }
   for (const std::string& s : o.sets)
     if (std::string err = scenario::set_assignment(&e, s); !err.empty()) return err;
@@ -117,30 +126,32 @@ std::string build_experiment(const RunOptions& o, scenario::Experiment* out) {
 int do_run(const RunOptions& o) {
   scenario::Experiment e;
   if (std::string err = build_experiment(o, &e); !err.empty()) return fail(err);
-  if (o.proc_pid && o.json == "-")
+  long long proc_pid = 0;
+  if (!o.proc.empty())
+    if (std::string err = parse_int_option("--proc", o.proc, 1, INT32_MAX, &proc_pid); !err.empty())
+      return fail(err);
+  if (proc_pid && o.json == "-")
     return fail("--proc: the dump is printed with the table, which --json - suppresses");
+  // The destination is checked (its temporary created) before the run, not after it.
+  report::OutputFile out;
+  std::string werr;
+  if (!o.json.empty() && !out.open(o.json, &werr)) return fail(werr);
 
   report::Results r;
   ProgressLine progress(e.duration_ns);
   if (std::string err = scenario::run(e, &r, std::ref(progress)); !err.empty()) return fail(err);
   // Checked before anything is written: a bad pid leaves no output file.
-  if (o.proc_pid && std::none_of(r.tasks.begin(), r.tasks.end(),
-                                 [&](const report::TaskResult& t) { return t.pid == o.proc_pid; }))
-    return fail("--proc: no task with pid " + std::to_string(o.proc_pid));
-  if (!o.json.empty()) {
-    std::string err;
-    if (!report::write_file_atomic(o.json, report::render_json(r), &err)) {
-      std::fprintf(stderr, "schedlab: error: %s\n", err.c_str());
-      return 1;
-    }
-  }
+  if (proc_pid && std::none_of(r.tasks.begin(), r.tasks.end(),
+                               [&](const report::TaskResult& t) { return t.pid == proc_pid; }))
+    return fail("--proc: no task with pid " + std::to_string(proc_pid));
+  if (!o.json.empty() && !out.commit(report::render_json(r), &werr)) return fail(werr);
   if (o.json != "-") {
     report::TableOptions t;
     t.per_task = o.per_task;
     t.per_cpu = o.per_cpu;
     std::cout << report::render_table(r, t);
     for (const report::TaskResult& task : r.tasks)
-      if (o.proc_pid && task.pid == o.proc_pid)
+      if (proc_pid && task.pid == proc_pid)
         std::cout << "\n" << report::render_proc_sched(task, report::nr_threads(r, task.tgid));
   }
   return 0;
@@ -150,8 +161,8 @@ struct CompareOptions {
   RunOptions run;
   std::string vary;
   std::vector<std::string> rows;  // LABEL:k=v,k=v
-  int seeds = 3;
-  int jobs = 0;
+  std::string seeds = "3";
+  std::string jobs = "0";
   std::vector<std::string> metrics;
 };
 
@@ -185,9 +196,18 @@ int do_compare(const CompareOptions& o, const std::string& banner = "") {
   }
   if (spec.rows.empty() && spec.vary_values.empty())
     return fail("compare: give --vary KEY=V1,V2,... or one --row per setting");
-  spec.seeds = o.seeds;
-  spec.jobs = o.jobs;
+  long long n = 0;
+  if (std::string err = parse_int_option("--seeds", o.seeds, 1, scenario::kMaxSeeds, &n); !err.empty())
+    return fail(err);
+  spec.seeds = static_cast<int>(n);
+  if (std::string err = parse_int_option("--jobs", o.jobs, 0, scenario::kMaxJobs, &n); !err.empty())
+    return fail(err);
+  spec.jobs = static_cast<int>(n);
   spec.metrics = o.metrics;
+  // The destination is checked (its temporary created) before the runs, not after them.
+  report::OutputFile out;
+  std::string werr;
+  if (!o.run.json.empty() && !out.open(o.run.json, &werr)) return fail(werr);
   report::Comparison c;
   const bool tty = isatty(2);
   const auto t0 = std::chrono::steady_clock::now();
@@ -202,13 +222,8 @@ int do_compare(const CompareOptions& o, const std::string& banner = "") {
   const std::string err = scenario::compare(spec, &c, progress);
   if (shown) std::fprintf(stderr, "\r\033[K");
   if (!err.empty()) return fail(err);
-  if (!o.run.json.empty()) {
-    std::string werr;
-    if (!report::write_file_atomic(o.run.json, report::comparison_to_json(c).dump(2) + "\n", &werr)) {
-      std::fprintf(stderr, "schedlab: error: %s\n", werr.c_str());
-      return 1;
-    }
-  }
+  if (!o.run.json.empty() && !out.commit(report::comparison_to_json(c).dump(2) + "\n", &werr))
+    return fail(werr);
   if (o.run.json != "-") std::cout << banner << report::render_comparison(c);
   return 0;
 }
@@ -247,7 +262,8 @@ int do_list(const std::string& what) {
                "  fair_server.runtime_ns, fair_server.period_ns\n"
                "                   fair deadline server (default 50000000 per 1000000000; 0 = off)\n"
                "  slice_ext        none | rfc | rseq2023 | mainline (default: the workload's ext)\n"
-               "  slice_ext.nsec   grant length (default 50us rfc/rseq2023, 5us mainline: 5..50us)\n"
+               "  slice_ext.nsec   grant length with its unit (default 50us rfc/rseq2023, 5us mainline:\n"
+               "                   5us..50us)\n"
                "  slice_ext.tick, slice_ext.fair_only, slice_ext.no_defer_rt, slice_ext.lazy_remote\n"
                "                   true | false: the review's policy switches (default false)\n"
                "  slice_ext.rseq_miss  probability the rseq page is not resident (default 0): the\n"
@@ -313,8 +329,10 @@ std::string host_cpu_description() {
 
 // The fixed benchmark scenario: Genoa, 300 spin-lock clients + 400 hogs, HZ=250.
 int do_bench(const std::string& json, const std::string& duration,
-             const std::vector<std::string>& sets, int repeat) {
-  if (repeat < 1) return fail("--repeat: must be >= 1 (got " + std::to_string(repeat) + ")");
+             const std::vector<std::string>& sets, const std::string& repeat_text) {
+  long long repeat = 1;
+  if (std::string err = parse_int_option("--repeat", repeat_text, 1, 1000, &repeat); !err.empty())
+    return fail(err);
   scenario::Experiment e;
   e.workload = "spinlock";
   e.machine = "genoa";
@@ -329,6 +347,9 @@ int do_bench(const std::string& json, const std::string& duration,
     extra += " " + s;
   }
   if (std::string err = scenario::validate(e); !err.empty()) return fail(err);
+  report::OutputFile out;
+  std::string werr;
+  if (!json.empty() && !out.open(json, &werr)) return fail(werr);
   // On a shared or virtual machine the wall time of one run varies by several percent;
   // with --repeat the figures are those of the fastest run (the least disturbed one).
   report::Results r;
@@ -367,11 +388,7 @@ int do_bench(const std::string& json, const std::string& duration,
     j["events_per_second"] = eps;
     j["simulated_seconds_per_wall_second"] = ratio;
     j["host_cpu"] = host;
-    std::string err;
-    if (!report::write_file_atomic(json, j.dump(2) + "\n", &err)) {
-      std::fprintf(stderr, "schedlab: error: %s\n", err.c_str());
-      return 1;
-    }
+    if (!out.commit(j.dump(2) + "\n", &werr)) return fail(werr);
   }
   return 0;
 }
@@ -390,66 +407,88 @@ int main_with_args(const std::vector<std::string>& args) {
   app.set_version_flag("--version", "schedlab 0.1.0");
   app.require_subcommand(0, 1);
   app.footer("Also: schedlab real <extend-sched2|locktable> [options] runs the workload with real\n"
-             "threads on this host (see schedlab real --help).");
+             "threads on this host (see schedlab real --help).\n"
+             "Durations take their unit: ns, us, ms or s (500ms, 10s). Exit status 2: bad input or\n"
+             "an output file that cannot be written, with one line on stderr naming it.");
+
+  // Every value is taken as text and checked by the command, so that an error names the
+  // option and the value given; an empty value is an error here, not "not given".
+  const CLI::Validator nonempty(
+      [](std::string& v) { return v.empty() ? std::string("expected a value, got ''") : std::string(); },
+      "", "NONEMPTY");
+  auto opt = [&](CLI::App* cmd, const char* names, auto& var, const char* help) {
+    return cmd->add_option(names, var, help)->check(nonempty);
+  };
 
   RunOptions ro;
   CLI::App* run = app.add_subcommand("run", "Run a built-in workload or a scenario file");
-  run->add_option("target", ro.target, "workload name (see `schedlab list`) or scenario .toml file");
-  run->add_option("--machine,-m", ro.machine, "machine profile (genoa, vm50, small4, host) or TOML path");
-  run->add_option("--cpus", ro.cpus, "use only the first N CPUs of the machine");
-  run->add_option("--duration,-d", ro.duration, "simulated time, e.g. 500ms, 10s");
-  run->add_option("--seed", ro.seed, "random seed (same seed => identical results)");
-  run->add_option("--kernel,-k", ro.kernel, "kernel version: 6.12, 6.18 or 7.0");
-  run->add_option("--set,-s", ro.sets, "KEY=VALUE: workload parameter or kernel setting (repeatable)");
-  run->add_option("--also", ro.also, "NAME[:k=v,...]: another workload alongside (repeatable)");
-  run->add_option("--json", ro.json, "write results as JSON to FILE ('-' = stdout, table suppressed)");
+  opt(run, "target", ro.target, "workload name (see `schedlab list`) or scenario .toml file");
+  opt(run, "--machine,-m", ro.machine, "machine profile (genoa, vm50, small4, host) or TOML path");
+  opt(run, "--cpus", ro.cpus, "use only the first N CPUs of the machine")->type_name("N");
+  opt(run, "--duration,-d", ro.duration, "simulated time with its unit (ns, us, ms, s), e.g. 500ms, 10s");
+  opt(run, "--seed", ro.seed, "random seed, 0..2^63-1 (same seed => identical results)")->type_name("N");
+  opt(run, "--kernel,-k", ro.kernel, "kernel version: 6.12, 6.18 or 7.0");
+  opt(run, "--set,-s", ro.sets, "KEY=VALUE: workload parameter or kernel setting (repeatable)");
+  opt(run, "--also", ro.also, "NAME[:k=v,...]: another workload alongside (repeatable)");
+  opt(run, "--json", ro.json, "write results as JSON to FILE ('-' = stdout, table suppressed)");
   run->add_flag("--per-task", ro.per_task, "print every task");
   run->add_flag("--per-cpu", ro.per_cpu, "print every CPU");
-  run->add_option("--proc", ro.proc_pid, "print a /proc/<pid>/sched-style dump of this task");
+  opt(run, "--proc", ro.proc, "print a /proc/<pid>/sched-style dump of this task")->type_name("N");
 
   CompareOptions co;
   CLI::App* cmp = app.add_subcommand("compare", "Run a workload under several settings and seeds");
-  cmp->add_option("target", co.run.target, "workload name or scenario .toml file");
-  cmp->add_option("--vary", co.vary, "KEY=V1,V2,...: one row per value (e.g. ext=none,rfc,mainline)");
-  cmp->add_option("--row", co.rows, "LABEL:k=v,k=v: one row with these settings (repeatable)");
-  cmp->add_option("--seeds", co.seeds, "runs per setting, seeds seed..seed+N-1 (default 3)");
-  cmp->add_option("--metric", co.metrics, "metric to compare (repeatable; default: all)");
-  cmp->add_option("--jobs,-j", co.jobs, "parallel runs (default: number of CPUs)");
-  cmp->add_option("--machine,-m", co.run.machine, "machine profile or TOML path");
-  cmp->add_option("--cpus", co.run.cpus, "use only the first N CPUs");
-  cmp->add_option("--duration,-d", co.run.duration, "simulated time of each run");
-  cmp->add_option("--seed", co.run.seed, "first seed");
-  cmp->add_option("--kernel,-k", co.run.kernel, "kernel version: 6.12, 6.18 or 7.0");
-  cmp->add_option("--set,-s", co.run.sets, "KEY=VALUE for every row (repeatable)");
-  cmp->add_option("--also", co.run.also, "NAME[:k=v,...]: another workload alongside (repeatable)");
-  cmp->add_option("--json", co.run.json, "write the comparison as JSON ('-' = stdout)");
+  opt(cmp, "target", co.run.target, "workload name or scenario .toml file");
+  opt(cmp, "--vary", co.vary, "KEY=V1,V2,...: one row per value (e.g. ext=none,rfc,mainline)");
+  opt(cmp, "--row", co.rows, "LABEL:k=v,k=v: one row with these settings (repeatable)");
+  opt(cmp, "--seeds", co.seeds,
+      fmt::format("runs per setting, seeds seed..seed+N-1, 1..{} (default 3)", scenario::kMaxSeeds).c_str())->type_name("N");
+  opt(cmp, "--metric", co.metrics, "metric to compare (repeatable; default: all)");
+  opt(cmp, "--jobs,-j", co.jobs,
+      fmt::format("parallel runs, 0..{} (default 0: number of CPUs)", scenario::kMaxJobs).c_str())->type_name("N");
+  opt(cmp, "--machine,-m", co.run.machine, "machine profile or TOML path");
+  opt(cmp, "--cpus", co.run.cpus, "use only the first N CPUs")->type_name("N");
+  opt(cmp, "--duration,-d", co.run.duration, "simulated time of each run, with its unit (e.g. 1s)");
+  opt(cmp, "--seed", co.run.seed, "first seed, 0..2^63-1")->type_name("N");
+  opt(cmp, "--kernel,-k", co.run.kernel, "kernel version: 6.12, 6.18 or 7.0");
+  opt(cmp, "--set,-s", co.run.sets, "KEY=VALUE for every row (repeatable)");
+  opt(cmp, "--also", co.run.also, "NAME[:k=v,...]: another workload alongside (repeatable)");
+  opt(cmp, "--json", co.run.json, "write the comparison as JSON ('-' = stdout)");
 
   std::string list_what;
   CLI::App* list = app.add_subcommand("list", "List workloads, machines and settings");
-  list->add_option("workload", list_what, "show this workload's parameters");
+  opt(list, "workload", list_what, "show this workload's parameters");
 
-  std::string bench_json, bench_duration;
-  int bench_repeat = 1;
+  std::string bench_json, bench_duration, bench_repeat = "1";
   std::vector<std::string> bench_sets;
   CLI::App* bench = app.add_subcommand("bench", "Measure simulator speed on a fixed scenario");
-  bench->add_option("--json", bench_json, "write events_per_second and simulated_seconds_per_wall_second");
-  bench->add_option("--duration", bench_duration, "simulated time (default 10s)");
-  bench->add_option("--set,-s", bench_sets, "KEY=VALUE on top of the fixed scenario (e.g. ext=rfc)");
-  bench->add_option("--repeat,-r", bench_repeat, "run N times and report the fastest (default 1)");
+  opt(bench, "--json", bench_json, "write events_per_second and simulated_seconds_per_wall_second");
+  opt(bench, "--duration", bench_duration, "simulated time (default 10s)");
+  opt(bench, "--set,-s", bench_sets, "KEY=VALUE on top of the fixed scenario (e.g. ext=rfc)");
+  opt(bench, "--repeat,-r", bench_repeat, "run N times, 1..1000, and report the fastest (default 1)")->type_name("N");
 
-  std::vector<std::string> argv_rev(args.rbegin(), args.rend());
+  std::vector<const char*> argv{"schedlab"};
+  for (const std::string& a : args) argv.push_back(a.c_str());
   try {
-    app.parse(argv_rev);
+    app.parse(static_cast<int>(argv.size()), argv.data());
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::ExtrasError&) {
+    // Named in the order given (CLI11 2.1 lists a subcommand's extras backwards).
+    std::vector<std::string> extra = app.remaining(true);
+    std::string list;
+    for (const std::string& x : extra) list += (list.empty() ? "'" : ", '") + x + "'";
+    return fail(fmt::format("unexpected argument{} {} (see: schedlab --help)",
+                            extra.size() == 1 ? "" : "s", list));
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "schedlab: error: %s\n", e.what());
-    std::fprintf(stderr, "Run with --help for usage.\n");
-    return kExitBadInput;
+    // One line: the parser's message (which names the option) and where to look.
+    std::string msg = e.what();
+    std::replace(msg.begin(), msg.end(), '\n', ' ');
+    while (!msg.empty() && msg.back() == ' ') msg.pop_back();
+    return fail(msg + " (see: schedlab --help)");
   }
   try {
     if (*run) return do_run(ro);

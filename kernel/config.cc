@@ -137,11 +137,10 @@ std::string set_config_key(KernelConfig* cfg, const std::string& key, const std:
     return "";
   }
   if (key == "skew_tick") {
-    // Linux reads an integer (any non-zero skews); true/false read as 1/0 here too.
+    // The boot parameter is 0 or 1 (tick_setup_sched_timer() skews on any non-zero value,
+    // but no other value means anything); true/false read as 1/0.
     bool b = false;
-    if (parse_int(value, &n))
-      b = n != 0;
-    else if (!parse_bool(value, &b))
+    if (!parse_bool(value, &b) || value == "on" || value == "off" || value == "yes" || value == "no")
       return "skew_tick: expected 0, 1, true or false (got '" + value + "')";
     cfg->skew_tick = b;
     return "";
@@ -175,14 +174,17 @@ std::string set_config_key(KernelConfig* cfg, const std::string& key, const std:
   }
   if (key == "slice_ext") return parse_slice_ext_abi(value, &cfg->slice_ext.abi);
   if (key == "slice_ext.nsec") {
-    // Accepts a duration with a unit (us, ms) or plain ns.
+    // A duration with its unit (5us, 50000ns). 0 is refused rather than read as "the
+    // ABI's default": mainline's debugfs rseq/slice_ext_nsec refuses it (ERANGE), and for
+    // the others a zero-length extension would silently be 50 us.
     double v = 0;
     char* end = nullptr;
     v = std::strtod(value.c_str(), &end);
-    std::string unit(end ? end : "");
-    double mult = unit.empty() || unit == "ns" ? 1 : unit == "us" ? 1e3 : unit == "ms" ? 1e6 : -1;
-    if (end == value.c_str() || mult < 0 || !(v >= 0 && v * mult <= 1e9))
-      return "slice_ext.nsec: expected a duration from 0 to 1s like 50us (got '" + value + "')";
+    const std::string unit(end ? end : "");
+    const double mult = unit == "ns" ? 1 : unit == "us" ? 1e3 : unit == "ms" ? 1e6 : unit == "s" ? 1e9 : -1;
+    if (end == value.c_str() || mult < 0 || !(v > 0 && v * mult >= 1 && v * mult <= 1e9))
+      return "slice_ext.nsec: expected a duration with its unit from 1ns to 1s, like 50us "
+             "(mainline: 5us..50us) (got '" + value + "')";
     cfg->slice_ext.nsec = static_cast<sim::Time>(v * mult);
     return "";
   }
@@ -282,8 +284,8 @@ std::string validate_config(const KernelConfig& cfg) {
   // 7.0 bounds debugfs rseq/slice_ext_nsec to 5..50 us (ERANGE outside).
   if (cfg.slice_ext.abi == SliceExtAbi::Mainline && cfg.slice_ext.nsec != 0 &&
       (cfg.slice_ext.nsec < 5000 || cfg.slice_ext.nsec > 50000))
-    return "slice_ext.nsec: mainline bounds the extension to 5000..50000 ns (debugfs "
-           "rseq/slice_ext_nsec; got " + std::to_string(cfg.slice_ext.nsec) + ")";
+    return "slice_ext.nsec: mainline bounds the extension to 5us..50us (debugfs "
+           "rseq/slice_ext_nsec; got " + std::to_string(cfg.slice_ext.nsec) + "ns)";
   // mm_cid: 6.4..6.18 have the lazy per-(mm, CPU) IDs with the 100 ms scan; the batched
   // series (v2, July 2025) patches that code as of 6.16 (with 6.14's max_nr_cid); 6.19
   // replaced both with per-task / per-CPU ownership (653fda7ae73d).

@@ -122,6 +122,14 @@ void add_generic_metrics(report::Results* r, int64_t duration_ns) {
   }
 }
 
+// A machine cost's error as set_cost gives it, for `machine.KEY`: the cost reader's
+// "machine '--set': costs.KEY ..." becomes "machine.KEY ...", so that a scenario file's
+// [costs] error can name the file and the key as written there.
+std::string cost_error(const std::string& err) {
+  const std::string reader = "machine '--set': costs.";
+  return err.rfind(reader, 0) == 0 ? "machine." + err.substr(reader.size()) : err;
+}
+
 }  // namespace
 
 std::string set_key(Experiment* e, const std::string& key, const std::string& value) {
@@ -138,10 +146,12 @@ std::string set_key(Experiment* e, const std::string& key, const std::string& va
   } else if (key == "duration") {
     int64_t ns = 0;
     if (!workloads::parse_duration(value, &ns) || ns <= 0)
-      return "duration: must be a positive duration like 500ms or 10s (got '" + value + "')";
+      return "duration: must be a positive duration with its unit (ns, us, ms, s), like 500ms "
+             "or 10s (got '" + value + "')";
     e->duration_ns = ns;
   } else if (key == "seed") {
-    if (!kernel::parse_int(value, &n) || n < 0) return "seed: must be an integer >= 0 (got '" + value + "')";
+    if (!kernel::parse_int(value, &n) || n < 0)
+      return "seed: must be an integer from 0 to 9223372036854775807 (got '" + value + "')";
     e->seed = static_cast<uint64_t>(n);
   } else if (key == "kernel" || key == "kernel.version") {
     kernel::KernelVersion v;
@@ -149,10 +159,13 @@ std::string set_key(Experiment* e, const std::string& key, const std::string& va
     e->kernel_version = value;
   } else if (key.rfind("machine.", 0) == 0) {
     hw::Machine probe;
-    if (hw::LoadResult r = hw::set_cost(&probe, key.substr(8), value); !r.ok()) return r.error;
+    if (hw::LoadResult r = hw::set_cost(&probe, key.substr(8), value); !r.ok()) return cost_error(r.error);
     e->machine_costs.emplace_back(key.substr(8), value);
   } else if (key.rfind("kernel.", 0) == 0) {
-    return set_key(e, key.substr(7), value);
+    const std::string sub = key.substr(7);
+    if (sub != "version" && !is_kernel_key(sub))
+      return key + ": unknown kernel setting '" + sub + "' (see: schedlab list)";
+    return set_key(e, sub, value);
   } else if (is_kernel_key(key)) {
     kernel::KernelConfig probe = kernel::default_config(kernel::KernelVersion::V7_0);
     if (std::string err = kernel::set_config_key(&probe, key, value); !err.empty()) return err;
@@ -226,9 +239,15 @@ std::string load_scenario_file(const std::string& path, Experiment* e) {
       const toml::table* sub = node.as_table();
       if (!sub) return "scenario '" + path + "': costs must be a table";
       for (const auto& [k2, n2] : *sub) {
-        if (!n2.is_number())  // as in machine files
-          return "scenario '" + path + "': costs." + std::string(k2.str()) + ": expected a number";
-        apply("machine." + std::string(k2.str()), n2);
+        const std::string cost(k2.str());
+        if (!n2.is_number() && !n2.is_boolean())  // as in machine files
+          return "scenario '" + path + "': costs." + cost + ": expected a number or true/false";
+        bool ok = false;
+        if (std::string err = set_key(e, "machine." + cost, toml_value_string(n2, &ok)); !err.empty()) {
+          // Named as the file has it: costs.KEY.
+          if (err.rfind("machine.", 0) == 0) err = "costs." + err.substr(8);
+          return "scenario '" + path + "': " + err;
+        }
       }
     } else if (key == "kernel" || key == "params") {
       const toml::table* sub = node.as_table();
@@ -280,6 +299,9 @@ std::string load_scenario_file(const std::string& path, Experiment* e) {
     }
     if (!error.empty()) return error;
   }
+  // An empty file (or one of settings alone) would run the default workload unasked.
+  if (!tbl.contains("workload"))
+    return "scenario '" + path + "': no workload (add workload = \"NAME\"; see: schedlab list)";
   return error;
 }
 

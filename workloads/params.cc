@@ -13,7 +13,11 @@ bool parse_duration(const std::string& s, int64_t* ns) {
   if (end == s.c_str()) return false;
   const std::string unit(end);
   double mult = 1;
-  if (unit.empty() || unit == "ns") mult = 1;
+  // A number alone would be a guess at the unit (10 read as 10 ns where 10 s was meant);
+  // only zero, the same in every unit, may go without one.
+  if (unit.empty()) {
+    if (v != 0) return false;
+  } else if (unit == "ns") mult = 1;
   else if (unit == "us") mult = 1e3;
   else if (unit == "ms") mult = 1e6;
   else if (unit == "s") mult = 1e9;

@@ -43,7 +43,8 @@ class Params {
   mutable std::string error_;
 };
 
-// Parses "10ms", "1.5s", "200us", "500" (ns). Returns false if malformed.
+// Parses "10ms", "1.5s", "200us", "500ns"; a number needs its unit (ns, us, ms, s), except
+// 0. Returns false if malformed.
 bool parse_duration(const std::string& s, int64_t* ns);
 
 class Workload {

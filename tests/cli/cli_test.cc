@@ -2,6 +2,8 @@
 // output file; the same scenario and seed give byte-identical JSON.
 #include <gtest/gtest.h>
 
+#include <malloc.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,9 +17,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "kernel/config.h"
 #include "report/json.h"
 #include "scenario/compare.h"
 #include "scenario/experiment.h"
+#include "workloads/workload.h"
 
 namespace {
 
@@ -312,11 +316,13 @@ TEST(Compare, ARowThatSetsTheSeedRunsThatSeed) {
 // Scenario floats keep every digit: 0.1234567 is not rounded to six digits.
 TEST(Scenario, FloatValuesKeepTheirPrecision) {
   const std::string path = tmp_path("float.toml");
-  std::ofstream(path) << "workload = \"oltp\"\nduration = 1234567.0\n[params]\nio_prob = 0.1234567\n";
+  std::ofstream(path) << "workload = \"oltp\"\n[params]\nio_prob = 0.1234567\n"
+                         "[kernel]\n\"slice_ext.rseq_miss\" = 0.7654321\n";
   scenario::Experiment e;
   ASSERT_EQ(scenario::load_scenario_file(path, &e), "");
-  EXPECT_EQ(e.duration_ns, 1234567);
   EXPECT_EQ(e.params.at("io_prob"), "0.1234567");
+  ASSERT_EQ(e.kernel_settings.size(), 1u);
+  EXPECT_EQ(e.kernel_settings[0].second, "0.7654321");
 }
 
 // Scenario tables take only what belongs in them: kernel settings in [kernel], numbers in
@@ -340,3 +346,239 @@ TEST(Scenario, TablesRefuseWhatDoesNotBelongInThem) {
   // A distribution keeps its colons.
   EXPECT_EQ(load("workload = \"hog\"\n[[also]]\nworkload = \"spinlock\"\nthink = \"exp:50us\"\n"), "");
 }
+
+// ---- Silent misreadings that are errors (a number without a unit, an empty value, ...) ----
+
+// A duration needs its unit: -d 10 is not 10 ns, in the CLI, in --set and in a scenario file.
+// Zero, the same in every unit, may go without one.
+TEST(Cli, ADurationWithoutAUnitIsAnError) {
+  expect_bad_input({"run", "hog", "-d", "10"}, "duration");
+  expect_bad_input({"run", "hog", "--set", "duration=10"}, "got '10'");
+  expect_bad_input({"compare", "hog", "--vary", "hz=100,250", "-d", "10"}, "duration");
+  expect_bad_input({"run", "wakeup-latency", "--set", "interval=1000"}, "interval");
+  expect_bad_input({"run", "spinlock", "--set", "think=500"}, "think");
+  expect_bad_input({"run", "hog", "--set", "slice_ext.nsec=5000"}, "slice_ext.nsec");
+  const std::string path = tmp_path("unitless.toml");
+  std::ofstream(path) << "workload = \"hog\"\nduration = 10\n";
+  expect_bad_input({"run", path}, "got '10'");
+  std::remove(path.c_str());
+  int64_t ns = -1;
+  EXPECT_TRUE(workloads::parse_duration("0", &ns));
+  EXPECT_EQ(ns, 0);
+  EXPECT_TRUE(workloads::parse_duration("250us", &ns));
+  EXPECT_EQ(ns, 250000);
+  EXPECT_FALSE(workloads::parse_duration("250", &ns));
+}
+
+TEST(Cli, AnEmptyOptionValueIsAnErrorNamingTheOption) {
+  expect_bad_input({"run", "hog", "-m", ""}, "--machine");
+  expect_bad_input({"run", "hog", "-d", ""}, "--duration");
+  expect_bad_input({"run", "hog", "-k", ""}, "--kernel");
+  expect_bad_input({"compare", "hog", "--vary", "hz=100,250", "--seeds", ""}, "--seeds");
+  std::string err;
+  EXPECT_EQ(run_cli({"run", "hog", "--json", ""}, &err), 2);
+  EXPECT_NE(err.find("--json"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+}
+
+// A seed beyond 2^63-1 is refused, not capped; 2^63-1 itself is taken.
+TEST(Cli, ASeedAboveTheLargestIsAnErrorNotCapped) {
+  expect_bad_input({"run", "hog", "--seed", "9223372036854775808"}, "--seed: must be an integer from 0 to 9223372036854775807 (got '9223372036854775808')");
+  expect_bad_input({"run", "hog", "--set", "seed=9223372036854775808"}, "got '9223372036854775808'");
+  const std::string json = tmp_path("maxseed.json");
+  ASSERT_EQ(run_cli({"run", "hog", "-m", "small4", "-d", "1ms", "--seed", "9223372036854775807", "--json", json}), 0);
+  std::ifstream in(json);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["experiment"]["seed"].get<uint64_t>(), 9223372036854775807ULL);
+  std::remove(json.c_str());
+}
+
+// A scenario file must name its workload: an empty one does not run the default.
+TEST(Cli, AScenarioFileWithoutAWorkloadIsAnError) {
+  const std::string path = tmp_path("empty.toml");
+  { std::ofstream out(path); }
+  expect_bad_input({"run", path}, "no workload");
+  std::ofstream(path) << "machine = \"small4\"\nduration = \"1ms\"\n";
+  expect_bad_input({"run", path}, "no workload");
+  std::remove(path.c_str());
+}
+
+TEST(Cli, SkewTickTakesOnlyZeroOrOne) {
+  expect_bad_input({"run", "hog", "--set", "skew_tick=2"}, "skew_tick: expected 0, 1, true or false (got '2')");
+  expect_bad_input({"run", "hog", "--set", "skew_tick=-1"}, "got '-1'");
+}
+
+// 0 is not "the default length": mainline refuses it (debugfs rseq/slice_ext_nsec: ERANGE).
+TEST(Cli, AZeroSliceExtensionLengthIsAnError) {
+  expect_bad_input({"run", "hog", "--set", "slice_ext=mainline", "--set", "slice_ext.nsec=0"}, "slice_ext.nsec");
+  expect_bad_input({"run", "hog", "--set", "slice_ext=mainline", "--set", "slice_ext.nsec=0us"}, "got '0us'");
+  expect_bad_input({"run", "hog", "--set", "slice_ext=mainline", "--set", "slice_ext.nsec=4us"}, "got 4000ns");
+  kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
+  EXPECT_EQ(kernel::set_config_key(&cfg, "slice_ext.nsec", "10us"), "");
+  EXPECT_EQ(cfg.slice_ext.nsec, 10000);
+}
+
+TEST(Cli, NegativeJobsIsAnError) {
+  expect_bad_input({"compare", "hog", "--vary", "hz=100,250", "--jobs", "-1"}, "--jobs: must be an integer from 0 to 1024 (got '-1')");
+}
+
+// ---- Messages: one line, naming the option or setting and the value given ----
+
+TEST(Cli, ParserErrorsAreOneLineNamingTheOption) {
+  expect_bad_input({"run", "hog", "--nope"}, "'--nope'");
+  expect_bad_input({"run", "hog", "--seeds", "3"}, "unexpected arguments '--seeds', '3'");
+  expect_bad_input({"compare", "hog", "--vary", "hz=100,250", "--seeds", "abc"}, "--seeds: must be an integer from 1 to 1000000 (got 'abc')");
+  expect_bad_input({"run", "hog", "--cpus", "x"}, "--cpus: must be an integer from 1 to 1000000 (got 'x')");
+  expect_bad_input({"bench", "--repeat", "x"}, "--repeat");
+  std::string err;
+  EXPECT_EQ(run_cli({"run", "hog", "--cpus"}, &err), 2);
+  EXPECT_NE(err.find("--cpus"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+}
+
+// A [costs] error names the scenario file and costs.KEY, not --set; --set names machine.KEY.
+TEST(Cli, CostErrorsNameWhereTheCostWasGiven) {
+  const std::string path = tmp_path("badcost.toml");
+  std::ofstream(path) << "workload = \"hog\"\n[costs]\ntimer_irq_jitter_ns = -1\n";
+  scenario::Experiment e;
+  const std::string err = scenario::load_scenario_file(path, &e);
+  EXPECT_NE(err.find("scenario '" + path + "': costs.timer_irq_jitter_ns"), std::string::npos) << err;
+  EXPECT_EQ(err.find("--set"), std::string::npos) << err;
+  EXPECT_NE(err.find("(got -1)"), std::string::npos) << err;
+  std::remove(path.c_str());
+  scenario::Experiment s;
+  const std::string serr = scenario::set_assignment(&s, "machine.timer_irq_jitter_ns=-1");
+  EXPECT_EQ(serr.find("--set"), std::string::npos) << serr;
+  EXPECT_NE(serr.find("machine.timer_irq_jitter_ns"), std::string::npos) << serr;
+}
+
+TEST(Cli, AScenarioMayTurnIdlePollingOnAsSetDoes) {
+  const std::string path = tmp_path("polling.toml");
+  std::ofstream(path) << "workload = \"hog\"\n[costs]\nidle_polling = true\n";
+  scenario::Experiment e;
+  ASSERT_EQ(scenario::load_scenario_file(path, &e), "");
+  scenario::Experiment s;
+  ASSERT_EQ(scenario::set_assignment(&s, "machine.idle_polling=true"), "");
+  EXPECT_EQ(e.machine_costs, s.machine_costs);
+  std::remove(path.c_str());
+}
+
+TEST(Cli, SetKernelDotNamesAKernelSetting) {
+  scenario::Experiment e;
+  const std::string err = scenario::set_assignment(&e, "kernel.foo=1");
+  EXPECT_NE(err.find("unknown kernel setting 'foo'"), std::string::npos) << err;
+  EXPECT_EQ(scenario::set_assignment(&e, "kernel.hz=1000"), "");
+  EXPECT_EQ(scenario::set_assignment(&e, "kernel.version=6.18"), "");
+  EXPECT_EQ(e.kernel_version, "6.18");
+}
+
+TEST(Cli, RangeErrorsShowTheValueGiven) {
+  expect_bad_input({"run", "hog", "--cpus", "0"}, "(got '0')");
+  expect_bad_input({"bench", "--repeat", "0"}, "(got '0')");
+  expect_bad_input({"compare", "hog", "--vary", "hz=100,250", "--seeds", "0"}, "(got '0')");
+  expect_bad_input({"run", "hog", "--proc", "0"}, "(got '0')");
+  scenario::CompareSpec spec;
+  spec.vary_key = "hz";
+  spec.vary_values = {"100"};
+  spec.seeds = 0;
+  report::Comparison c;
+  EXPECT_NE(scenario::compare(spec, &c).find("(got 0)"), std::string::npos);
+  spec.seeds = 1;
+  spec.jobs = -1;
+  EXPECT_NE(scenario::compare(spec, &c).find("(got -1)"), std::string::npos);
+}
+
+// ---- Output destinations: checked before the run; every write failure exits 2 ----
+
+// The destination is checked first: with a bad --proc (found only after the run) the error
+// is about the destination, so it was found before the run.
+TEST(Cli, AnUnwritableJsonDestinationIsFoundBeforeTheRun) {
+  const std::string json = "/nonexistent-schedlab-dir/x.json";
+  std::string err;
+  EXPECT_EQ(run_cli({"run", "hog", "-m", "small4", "-d", "1ms", "--proc", "999", "--json", json}, &err), 2);
+  EXPECT_NE(err.find("cannot write " + json + ": No such file or directory"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_EQ(run_cli({"compare", "hog", "-m", "small4", "-d", "1ms", "--vary", "hz=100,250",
+                     "--metric", "nosuch", "--json", json}, &err), 2);
+  EXPECT_NE(err.find("cannot write " + json), std::string::npos) << err;
+  EXPECT_EQ(run_cli({"bench", "--duration", "1ms", "--json", json}, &err), 2);
+  EXPECT_NE(err.find("cannot write " + json), std::string::npos) << err;
+  const std::string dir = ::testing::TempDir();
+  EXPECT_EQ(run_cli({"run", "hog", "-m", "small4", "-d", "1ms", "--json", dir}, &err), 2);
+  EXPECT_NE(err.find("Is a directory"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_EQ(run_cli({"run", "hog", "-m", "small4", "-d", "1ms", "--json", dir + std::string(300, 'n')}, &err), 2);
+  EXPECT_NE(err.find("File name too long"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+}
+
+TEST(Cli, AFailedWriteExitsTwoWithOneLine) {
+  if (!exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  std::string err;
+  EXPECT_EQ(run_cli({"run", "hog", "-m", "small4", "-d", "1ms", "--json", "/dev/full"}, &err), 2);
+  EXPECT_NE(err.find("cannot write /dev/full: No space left on device"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+}
+
+// ---- compare: bounded, and memory flat in the number of seeds ----
+
+TEST(Compare, SeedsAndJobsAreBounded) {
+  expect_bad_input({"compare", "hog", "--vary", "hz=100,250", "--seeds", "2147483647"},
+                   "--seeds: must be an integer from 1 to 1000000 (got '2147483647')");
+  expect_bad_input({"compare", "hog", "-m", "small4", "-d", "1ms", "--vary", "hz=100,250", "--jobs", "40000"},
+                   "--jobs: must be an integer from 0 to 1024 (got '40000')");
+}
+
+// A run's Results (every task, every CPU) is dropped once its metric values are taken:
+// the heap a comparison holds grows by the values, not by whole runs. (mallinfo2 counts
+// glibc's heap; under a sanitizer's allocator it reads 0 and the test proves nothing.)
+TEST(Compare, HeapDoesNotGrowWithWholeRunsPerSeed) {
+  auto peak_growth = [](int seeds) {
+    scenario::CompareSpec spec;
+    for (const char* s : {"workload=hog", "machine=small4", "threads=64", "duration=1ms"})
+      EXPECT_EQ(scenario::set_assignment(&spec.base, s), "");
+    spec.vary_key = "hz";
+    spec.vary_values = {"250"};
+    spec.seeds = seeds;
+    spec.jobs = 1;
+    spec.metrics = {"cpu_user_share"};
+    const size_t before = mallinfo2().uordblks;
+    size_t peak = before;
+    report::Comparison c;
+    EXPECT_EQ(scenario::compare(spec, &c, [&](int, int) { peak = std::max(peak, mallinfo2().uordblks); }), "");
+    EXPECT_EQ(c.rows.at(0).values.at(0).size(), static_cast<size_t>(seeds));
+    return peak - std::min(peak, before);
+  };
+  const size_t few = peak_growth(10);
+  const size_t many = peak_growth(210);
+  // 200 more Results of 64 tasks would be megabytes; 200 more values are a few kilobytes.
+  EXPECT_LT(many, few + 256 * 1024) << "10 seeds: " << few << " bytes, 210 seeds: " << many;
+}
+
+#if !defined(__SANITIZE_ADDRESS__)
+// When no more threads can be created, the ones there share the runs (std::thread's
+// exception used to end the process with "terminate called without an active exception").
+// In a child process whose address space leaves room for a few 8 MiB thread stacks only.
+TEST(CompareDeathTest, ThreadsThatCannotBeCreatedAreDoneWithout) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  auto body = [] {
+        scenario::CompareSpec spec;
+        for (const char* s : {"workload=hog", "machine=small4", "threads=4", "duration=1ms"})
+          if (!scenario::set_assignment(&spec.base, s).empty()) std::_Exit(3);
+        spec.vary_key = "hz";
+        spec.vary_values = {"250"};
+        spec.seeds = 64;
+        spec.jobs = 64;
+        spec.metrics = {"cpu_user_share"};
+        long pages = 0;
+        std::ifstream("/proc/self/statm") >> pages;
+        const rlim_t room = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (64 << 20);
+        const rlimit lim{room, room};
+        if (setrlimit(RLIMIT_AS, &lim) != 0) std::_Exit(4);
+        report::Comparison c;
+        const std::string err = scenario::compare(spec, &c);
+        std::_Exit(err.empty() && c.rows.at(0).values.at(0).size() == 64 ? 0 : 5);
+  };
+  EXPECT_EXIT(body(), ::testing::ExitedWithCode(0), "");
+}
+#endif

@@ -124,7 +124,7 @@ TEST(Tick, SkewTickOffsetsEachCpusGrid) {
 TEST(Tick, SkewTickIsOffByDefaultAndTakesLinuxsValues) {
   kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
   EXPECT_FALSE(cfg.skew_tick);
-  EXPECT_EQ(kernel::set_config_key(&cfg, "skew_tick", "-1"), "");  // any non-zero skews
+  EXPECT_EQ(kernel::set_config_key(&cfg, "skew_tick", "1"), "");
   EXPECT_TRUE(cfg.skew_tick);
   EXPECT_EQ(kernel::set_config_key(&cfg, "skew_tick", "false"), "");
   EXPECT_FALSE(cfg.skew_tick);

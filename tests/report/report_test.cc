@@ -655,5 +655,60 @@ TEST_F(WriteFile, ASymlinkStaysAndItsTargetIsReplaced) {
   EXPECT_EQ(entries(), 2u);
 }
 
+// A name of NAME_MAX bytes is legal: the temporary beside it must not push past the limit.
+TEST_F(WriteFile, ALongLegalNameIsWrittenAndLeavesNoTemporary) {
+  const std::string path = (dir_ / std::string(255, 'n')).string();
+  std::string error;
+  ASSERT_TRUE(write_file_atomic(path, "long\n", &error)) << error;
+  EXPECT_EQ(read(path), "long\n");
+  EXPECT_EQ(entries(), 1u);
+}
+
+TEST_F(WriteFile, ANameLongerThanTheLimitFailsAtOpen) {
+  const std::string path = (dir_ / std::string(256, 'n')).string();
+  OutputFile out;
+  std::string error;
+  EXPECT_FALSE(out.open(path, &error));
+  EXPECT_NE(error.find("File name too long"), std::string::npos) << error;
+  EXPECT_EQ(entries(), 0u);
+}
+
+// open() finds an unwritable destination before there is any text to write.
+TEST_F(WriteFile, OpenFindsAMissingDirectoryOrADirectoryBeforeTheText) {
+  std::string error;
+  OutputFile missing;
+  EXPECT_FALSE(missing.open((dir_ / "no" / "out.json").string(), &error));
+  EXPECT_NE(error.find("No such file or directory"), std::string::npos) << error;
+  OutputFile directory;
+  EXPECT_FALSE(directory.open(dir_.string(), &error));
+  EXPECT_NE(error.find("Is a directory"), std::string::npos) << error;
+  EXPECT_EQ(entries(), 0u);
+}
+
+// The temporary made by open() is removed if nothing is committed (the run failed).
+TEST_F(WriteFile, AnOutputNotCommittedLeavesNothing) {
+  {
+    OutputFile out;
+    std::string error;
+    ASSERT_TRUE(out.open((dir_ / "out.json").string(), &error)) << error;
+    EXPECT_EQ(entries(), 1u);  // the temporary
+  }
+  EXPECT_EQ(entries(), 0u);
+  OutputFile out;
+  ASSERT_TRUE(out.open((dir_ / "out.json").string(), nullptr));
+  ASSERT_TRUE(out.commit("x\n", nullptr));
+  EXPECT_EQ(read(dir_ / "out.json"), "x\n");
+  EXPECT_EQ(entries(), 1u);
+}
+
+TEST_F(WriteFile, AFullDeviceFailsAtCommit) {
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  OutputFile out;
+  std::string error;
+  ASSERT_TRUE(out.open("/dev/full", &error)) << error;
+  EXPECT_FALSE(out.commit("x\n", &error));
+  EXPECT_NE(error.find("cannot write /dev/full: No space left on device"), std::string::npos) << error;
+}
+
 }  // namespace
 }  // namespace report
