@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -52,21 +53,26 @@ Parts split(std::string_view data) {
   return p;
 }
 
-// A private directory for the parts' files, made once per process.
-const std::string& work_dir() {
-  static const std::string dir = [] {
+// A private directory for the parts' files, made once per process and removed at exit.
+char g_dir[4096];
+
+void remove_work_dir() {
+  std::error_code ec;
+  std::filesystem::remove_all(g_dir, ec);
+}
+
+const char* work_dir() {
+  if (g_dir[0] == '\0') {
     const char* tmp = std::getenv("TMPDIR");
-    std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/schedlab-fuzz-XXXXXX";
-    std::vector<char> buf(templ.begin(), templ.end());
-    buf.push_back('\0');
-    if (!mkdtemp(buf.data())) std::abort();  // no temporary directory: nothing can run
-    return std::string(buf.data());
-  }();
-  return dir;
+    std::snprintf(g_dir, sizeof(g_dir), "%s/schedlab-fuzz-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(g_dir)) std::abort();  // no temporary directory: nothing can run
+    std::atexit(remove_work_dir);
+  }
+  return g_dir;
 }
 
 std::string write_file(const char* name, std::string_view text) {
-  const std::string path = work_dir() + "/" + name;
+  const std::string path = std::string(work_dir()) + "/" + name;
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
   out.close();
