@@ -134,8 +134,10 @@ class Reader {
         if (b == nullptr) return fail(name + " must be a boolean (got " + type_name(v) + ")");
         c->idle_polling = b->get();
       } else {
+        // A named copy: clang before 16 cannot capture a structured binding.
+        const std::string_view key = k.str();
         const TimeField* f = std::find_if(std::begin(kTimeFields), std::end(kTimeFields),
-                                          [&](const TimeField& f) { return k.str() == f.key; });
+                                          [&](const TimeField& f) { return key == f.key; });
         if (f == std::end(kTimeFields)) return fail("unknown key '" + name + "'");
         if (!int_value(v, name, 0, kMaxCostNs, &(c->*(f->member)))) return false;
       }

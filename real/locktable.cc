@@ -24,13 +24,30 @@ struct Work {
   int64_t cs_iterations;
 };
 
+// How often (in spin turns) a client waiting for the lock looks at the clock.
+constexpr uint32_t kClockEvery = 64;
+
+// Takes the lock as SliceSpinLock::lock() does (a request only when the lock looks free,
+// then the exchange; spin while it is held), watching the run's end meanwhile: while the
+// holder is preempted, N clients can spin for seconds. False if the run ended first.
+bool take(TableLock* table_lock, const std::atomic<bool>* stop, Window* w) {
+  for (uint32_t turn = 1; !table_lock->lock.try_lock(); ++turn) {
+    if (stop->load(std::memory_order_relaxed)) return false;
+    if (turn % kClockEvery == 0 && w->over(now_ns())) return false;
+    cpu_relax();
+  }
+  return true;
+}
+
 void client(const Params* p, Work work, TableLock* table_lock, const std::atomic<bool>* stop,
-            ThreadStats* st) {
+            ThreadStats* st, Window* w) {
   st->backend = setup_worker(*p);
+  w->arrive_and_wait();
   while (!stop->load(std::memory_order_relaxed)) {
     busy_iterations(work.query_iterations);  // the query, outside the lock
     const int64_t first_attempt = now_ns();
-    table_lock->lock.lock();
+    // An execution counts if it took the lock inside the window.
+    if (w->over(first_attempt) || !take(table_lock, stop, w)) break;
     const int64_t taken = now_ns();
     record(taken - first_attempt, st->count, &st->wait_total_ns, &st->wait_max_ns,
            &st->wait_min_ns);
@@ -66,26 +83,33 @@ std::string run_locktable(const Params& p, Backend backend, RunResult* out) {
   std::vector<ThreadStats> stats(p.clients);
   std::atomic<bool> stop{false};
   std::vector<std::thread> clients;
+  clients.reserve(p.clients);
+  const int parties = p.clients + p.hogs;
+  Window window(parties, p.duration_ns);
   Hogs hogs;
-  // Started clients stop and are joined on every way out (creating a thread can throw).
+  // Started clients stop and are joined on every way out (creating a thread can throw); the
+  // window opens first so that clients still waiting for it return.
   struct StopAll {
     std::atomic<bool>* stop;
     std::vector<std::thread>* clients;
+    Window* window;
     void operator()() {
       stop->store(true);
+      window->open(now_ns());
       for (std::thread& t : *clients)
         if (t.joinable()) t.join();
     }
     ~StopAll() { (*this)(); }
-  } stop_all{&stop, &clients};
+  } stop_all{&stop, &clients, &window};
 
-  hogs.start(p.hogs, p.cpus);
-  const int64_t start = now_ns();
+  // All threads exist and wait for the window before it opens (as in extend-sched2).
+  const int64_t created_from = now_ns();
+  hogs.start(p.hogs, p.cpus, &window);
   for (int i = 0; i < p.clients; ++i)
-    clients.emplace_back(client, &p, work, &locks[i % nlocks], &stop, &stats[i]);
-  std::this_thread::sleep_for(std::chrono::nanoseconds(p.duration_ns));
+    clients.emplace_back(client, &p, work, &locks[i % nlocks], &stop, &stats[i], &window);
+  measured_window(&window, parties, created_from, p.duration_ns, out,
+                  [&] { stop.store(true); });
   stop_all();
-  out->elapsed_s = static_cast<double>(now_ns() - start) / 1e9;
   hogs.stop();
 
   for (int i = 0; i < p.clients; ++i) {

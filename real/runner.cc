@@ -3,12 +3,19 @@
 #include "real/runner.h"
 
 #include <sched.h>
+#include <time.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cinttypes>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <sstream>
 #include <system_error>
 
 #include "real/runner_internal.h"
@@ -28,6 +35,51 @@ std::vector<int> allowed_cpus() {
   for (int c = 0; c < CPU_SETSIZE; ++c)
     if (CPU_ISSET(c, &set)) cpus.push_back(c);
   return cpus;
+}
+
+// The first number in `path` (a /proc or /sys file), or -1 if it cannot be read.
+int64_t read_number(const std::string& path) {
+  std::ifstream in(path);
+  int64_t v = -1;
+  if (!(in >> v)) return -1;
+  return v;
+}
+
+// Tasks (threads) on the host now: the fourth field of /proc/loadavg, "running/total".
+int64_t tasks_on_host() {
+  std::ifstream in("/proc/loadavg");
+  std::string a, b, c, tasks;
+  if (!(in >> a >> b >> c >> tasks)) return -1;
+  const size_t slash = tasks.find('/');
+  return slash == std::string::npos ? -1 : std::atoll(tasks.c_str() + slash + 1);
+}
+
+// Lines of a file (the mappings of /proc/self/maps), or -1.
+int64_t count_lines(const char* path) {
+  std::ifstream in(path);
+  if (!in) return -1;
+  int64_t n = 0;
+  std::string line;
+  while (std::getline(in, line)) ++n;
+  return n;
+}
+
+// Threads of this process ("Threads:" in /proc/self/status), at least 1.
+int64_t threads_of_this_process() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("Threads:", 0) == 0) return std::max<int64_t>(1, std::atoll(line.c_str() + 8));
+  return 1;
+}
+
+// This process's cgroup v2 directory ("0::/path" in /proc/self/cgroup), or "".
+std::string cgroup2_dir() {
+  std::ifstream in("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("0::", 0) == 0) return "/sys/fs/cgroup" + line.substr(3);
+  return "";
 }
 
 std::string got(int64_t v, const char* unit = "") {
@@ -57,6 +109,60 @@ int resolved_locks(const Params& p) {
   return p.workload == Workload::kExtendSched2 ? std::max(1, p.threads / 10) : 1;
 }
 
+ThreadLimit host_thread_limit() {
+  ThreadLimit best{std::numeric_limits<int64_t>::max(), "no limit found"};
+  auto consider = [&best](int64_t more, std::string why) {
+    if (more < best.threads) best = {std::max<int64_t>(more, 0), std::move(why)};
+  };
+  const int64_t tasks = tasks_on_host();
+  const std::string running = " with " + std::to_string(tasks) + " tasks running";
+  if (tasks >= 0) {
+    // copy_process() refuses a task beyond threads-max (nr_threads >= max_threads), and
+    // alloc_pid() needs a free PID below pid_max for every thread.
+    if (const int64_t v = read_number("/proc/sys/kernel/threads-max"); v > 0)
+      consider(v - tasks, "kernel.threads-max " + std::to_string(v) + running);
+    if (const int64_t v = read_number("/proc/sys/kernel/pid_max"); v > 0)
+      consider(v - tasks, "kernel.pid_max " + std::to_string(v) + running);
+  }
+  // RLIMIT_NPROC counts every task of the user; only this process's are known here, so this
+  // bound is an upper one. copy_process() does not apply it to root.
+  struct rlimit rl;
+  if (getuid() != 0 && getrlimit(RLIMIT_NPROC, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+    const int64_t mine = threads_of_this_process();
+    consider(static_cast<int64_t>(rl.rlim_cur) - mine,
+             "RLIMIT_NPROC " + std::to_string(rl.rlim_cur) + " (ulimit -u)");
+  }
+  if (const std::string dir = cgroup2_dir(); !dir.empty()) {
+    const int64_t max = read_number(dir + "/pids.max");  // "max" reads as -1: no limit
+    const int64_t cur = read_number(dir + "/pids.current");
+    if (max > 0 && cur >= 0)
+      consider(max - cur, "cgroup pids.max " + std::to_string(max) + " with " +
+                              std::to_string(cur) + " in use");
+  }
+  if (const int64_t v = read_number("/proc/sys/vm/max_map_count"); v > 0) {
+    const int64_t maps = count_lines("/proc/self/maps");
+    if (maps >= 0)
+      consider((v - maps) / 2, "vm.max_map_count " + std::to_string(v) + " (2 mappings a thread, " +
+                                   std::to_string(maps) + " in use)");
+  }
+  {
+    std::ifstream in("/proc/meminfo");
+    std::string key;
+    int64_t kib;
+    std::string unit;
+    while (in >> key >> kib) {
+      std::getline(in, unit);
+      if (key == "MemAvailable:") {
+        consider(kib * 1024 / kBytesPerThread,
+                 "MemAvailable " + std::to_string(kib / 1024) + " MiB at " +
+                     std::to_string(kBytesPerThread / 1024) + " KiB a thread");
+        break;
+      }
+    }
+  }
+  return best;
+}
+
 std::string validate(const Params& p) {
   const bool es2 = p.workload == Workload::kExtendSched2;
   const char* workers = es2 ? "--threads" : "--clients";
@@ -64,6 +170,12 @@ std::string validate(const Params& p) {
   if (n < 1) return std::string(workers) + " must be >= 1" + got(n);
   if (p.duration_ns <= 0) return "--duration must be > 0" + got(p.duration_ns, " ns");
   if (p.hogs < 0) return "--hogs must be >= 0" + got(p.hogs);
+  if (const ThreadLimit lim = host_thread_limit();
+      static_cast<int64_t>(n) + p.hogs > lim.threads)
+    return std::string(workers) + " " + std::to_string(n) +
+           (p.hogs ? " plus --hogs " + std::to_string(p.hogs) : std::string()) +
+           " exceeds the threads this host allows: at most " + std::to_string(lim.threads) +
+           " (" + lim.reason + ")";
   if (p.locks != -1) {
     if (p.locks < 1) return "--locks must be >= 1" + got(p.locks);
     if (p.locks > n)
@@ -139,12 +251,25 @@ std::string run(const Params& p, RunResult* out) {
   out->params = p;
   out->backend = backend;
   out->nobj = resolved_locks(p);
+  std::string err;
   try {
-    return p.workload == Workload::kExtendSched2 ? internal::run_extend_sched2(p, backend, out)
-                                                 : internal::run_locktable(p, backend, out);
+    err = p.workload == Workload::kExtendSched2 ? internal::run_extend_sched2(p, backend, out)
+                                                : internal::run_locktable(p, backend, out);
   } catch (const std::system_error& e) {
     return std::string("cannot start the run's threads: ") + e.what();
   }
+  if (err.empty()) {
+    char line[160];
+    std::snprintf(line, sizeof(line),
+                  "%d threads started in %.3f s, then measured for %.6f s (requested %.6f s)",
+                  (p.workload == Workload::kExtendSched2 ? p.threads : p.clients) + p.hogs,
+                  out->setup_s, out->elapsed_s, static_cast<double>(p.duration_ns) / 1e9);
+    out->notices.push_back(line);
+    if (out->late_starts > 0)
+      out->notices.push_back(std::to_string(out->late_starts) +
+                             " threads began after the window had opened (a loaded host)");
+  }
+  return err;
 }
 
 void print_result(const RunResult& r, std::ostream& out) {
@@ -262,10 +387,42 @@ std::string format_sus(int64_t ns) {
   return buf;
 }
 
-void Hogs::start(int n, const std::vector<int>& cpus) {
+void sleep_until_ns(int64_t t_ns) {
+  const struct timespec ts{static_cast<time_t>(t_ns / 1'000'000'000),
+                           static_cast<long>(t_ns % 1'000'000'000)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+  }
+}
+
+void Window::arrive_and_wait() {
+  if (ready_.fetch_add(1, std::memory_order_acq_rel) + 1 == parties_) ready_.notify_all();
+  while (open_.load(std::memory_order_acquire) == 0) open_.wait(0, std::memory_order_acquire);
+  const int64_t start = start_ns_.load(std::memory_order_relaxed);
+  if (now_ns() > start)
+    late_.fetch_add(1, std::memory_order_relaxed);
+  else
+    sleep_until_ns(start);
+}
+
+void Window::wait_ready() {
+  for (int r = ready_.load(std::memory_order_acquire); r < parties_;
+       r = ready_.load(std::memory_order_acquire))
+    ready_.wait(r, std::memory_order_acquire);
+}
+
+void Window::open(int64_t start_ns) {
+  if (open_.load(std::memory_order_relaxed) != 0) return;
+  start_ns_.store(start_ns, std::memory_order_relaxed);
+  end_ns_.store(start_ns + duration_ns_, std::memory_order_relaxed);
+  open_.store(1, std::memory_order_release);
+  open_.notify_all();
+}
+
+void Hogs::start(int n, const std::vector<int>& cpus, Window* window) {
   for (int i = 0; i < n; ++i)
-    threads_.emplace_back([this, cpus] {
+    threads_.emplace_back([this, cpus, window] {
       pin_current_thread(cpus);
+      if (window) window->arrive_and_wait();
       while (!stop_.load(std::memory_order_relaxed)) busy_iterations(10'000);
     });
 }

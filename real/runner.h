@@ -35,8 +35,23 @@ struct Params {
 // 180 s for extend-sched2 (the original's fixed sleep) and 10 s for locktable.
 Params default_params(Workload w);
 
-// "" if `p` can run, else one line naming the offending parameter (the CLI exits 2).
+// "" if `p` can run, else one line naming the offending parameter (the CLI exits 2). The
+// run's threads (workers or clients, plus hogs) must fit host_thread_limit().
 std::string validate(const Params& p);
+
+// How many more threads this process may create on this host, and the limit that decides
+// it: the tightest of kernel.threads-max and kernel.pid_max (less the tasks that exist),
+// RLIMIT_NPROC (not for root, which the kernel does not hold to it), the cgroup v2 pids.max,
+// vm.max_map_count (each thread stack takes two mappings: the stack and its guard page) and
+// MemAvailable at kBytesPerThread a thread. A limit that cannot be read is skipped.
+struct ThreadLimit {
+  int64_t threads = 0;
+  std::string reason;  // e.g. "kernel.pid_max 32768 with 120 tasks running"
+};
+ThreadLimit host_thread_limit();
+// Memory a thread costs beyond its stack's address space: the kernel stack (16 KiB on
+// x86_64), task_struct and friends, and the touched pages of its user stack and TLS.
+inline constexpr int64_t kBytesPerThread = 64 * 1024;
 
 // Asks the kernel whether the mode's backend works on this host: "" if it does, else why not.
 // Mode 0 never asks. Mode 1 calls syscall 463 (explicitly requested).
@@ -68,7 +83,11 @@ struct RunResult {
   Params params;  // as run
   Backend backend = Backend::kNone;
   int nobj = 0;                       // lock objects used
-  double elapsed_s = 0;               // measured wall time between start and stop
+  // The measured window: from the moment every thread existed and was released at once to
+  // the done flag. Thread creation before it and the joins after it are not in it.
+  double elapsed_s = 0;
+  double setup_s = 0;                 // creating the threads, before the window
+  int late_starts = 0;                // threads that began after the window had opened
   double ns_per_iteration = 0;        // the busy loop's speed, measured before the run
   std::vector<ThreadStats> threads;   // workers (extend-sched2) or clients (locktable)
   uint64_t runs = 0;                  // extend-sched2: sum of x; locktable: executions

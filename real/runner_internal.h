@@ -53,7 +53,53 @@ void record(int64_t ns, uint64_t count_before, int64_t* total, int64_t* max, int
 // "S.US" (seconds and microseconds), as the original prints times.
 std::string format_sus(int64_t ns);
 
-// CPU hog threads: busy loops until stop(), pinned like the workload.
+// The measured window of a run, which its threads keep themselves.
+// * Start: every thread waits here until all of them exist, so creating them (slow when
+//   hundreds of busy threads share a few CPUs) stays outside the window. Waiting threads
+//   sleep in the kernel, so they take no CPU from the thread still creating the others. The
+//   window opens at a time, not at once: the main thread wakes the waiters (a futex through
+//   std::atomic::wait) with a start time a little ahead, and each sleeps again until then
+//   (clock_nanosleep TIMER_ABSTIME). Threads that began at once would preempt the main thread
+//   while it still wakes the others, and the last would start seconds late.
+// * End: the threads check the clock where they check the done flag (over()). The main
+//   thread, asleep until the end, can wait seconds for a CPU among N busy threads, so a
+//   window it closed would be longer than asked by an amount that grows with N.
+class Window {
+ public:
+  Window(int parties, int64_t duration_ns) : parties_(parties), duration_ns_(duration_ns) {}
+  // A thread of the run: counts itself ready, then sleeps until the start time.
+  void arrive_and_wait();
+  // The main thread: sleeps until all `parties` threads have arrived.
+  void wait_ready();
+  // Lets every waiting (and every later) thread go at `start_ns` (now_ns()'s clock); the
+  // window ends `duration_ns` later. The first call sets the times.
+  void open(int64_t start_ns);
+  // True once `now` (a now_ns() the caller just read) is past the end; the first caller to
+  // see it records when the window closed.
+  bool over(int64_t now) {
+    if (now < end_ns_.load(std::memory_order_relaxed)) return false;
+    int64_t open = 0;
+    closed_ns_.compare_exchange_strong(open, now, std::memory_order_relaxed);
+    return true;
+  }
+  int64_t start_ns() const { return start_ns_.load(); }
+  int64_t closed_ns() const { return closed_ns_.load(); }
+  // Threads that left the gate after the start time had passed.
+  int late() const { return late_.load(); }
+
+ private:
+  const int parties_;
+  const int64_t duration_ns_;
+  std::atomic<int> ready_{0};
+  std::atomic<int> open_{0};
+  std::atomic<int64_t> start_ns_{0};
+  std::atomic<int64_t> end_ns_{INT64_MAX};
+  std::atomic<int64_t> closed_ns_{0};
+  std::atomic<int> late_{0};
+};
+
+// CPU hog threads: busy loops until stop(), pinned like the workload. They wait for the
+// window (if given) to open before their first loop.
 class Hogs {
  public:
   Hogs() = default;
@@ -61,13 +107,38 @@ class Hogs {
   Hogs& operator=(const Hogs&) = delete;
   ~Hogs() { stop(); }
   // Throws std::system_error if a thread cannot be created (the caller reports it).
-  void start(int n, const std::vector<int>& cpus);
+  void start(int n, const std::vector<int>& cpus, Window* window = nullptr);
   void stop();
 
  private:
   std::atomic<bool> stop_{false};
   std::vector<std::thread> threads_;
 };
+
+// How far ahead of now the gate opens: time for the main thread to wake every waiter.
+inline int64_t gate_lead_ns(int parties) { return 2'000'000 + int64_t{50'000} * parties; }
+
+// Sleeps until `t_ns` (now_ns()'s clock, CLOCK_MONOTONIC).
+void sleep_until_ns(int64_t t_ns);
+
+// Runs the measured window of a workload whose threads (hogs included) were all created with
+// `w`: waits until they are ready, opens the window a little ahead, sleeps until its end,
+// closes it if no thread has, and calls stop() (which sets the run's done flag and must not
+// wait for the threads). Sets out->elapsed_s (start to close), out->setup_s (from
+// `created_from` to the start) and out->late_starts.
+template <class Stop>
+void measured_window(Window* w, int parties, int64_t created_from, int64_t duration_ns,
+                     RunResult* out, Stop stop) {
+  w->wait_ready();
+  const int64_t start = now_ns() + gate_lead_ns(parties);
+  w->open(start);
+  sleep_until_ns(start + duration_ns);
+  w->over(now_ns());
+  stop();
+  out->elapsed_s = static_cast<double>(w->closed_ns() - start) / 1e9;
+  out->setup_s = static_cast<double>(start - created_from) / 1e9;
+  out->late_starts = w->late();
+}
 
 // The two workloads; `backend` is what check_mode() found. REQUIRES validate(p) == "".
 std::string run_extend_sched2(const Params& p, Backend backend, RunResult* out);

@@ -61,7 +61,28 @@ TEST(RunnerValidate, NamesTheParameterAtFault) {
   EXPECT_NE(real::validate(lt).find("--clients"), std::string::npos);
 }
 
+// 10 million threads exceed PID_MAX_LIMIT (4M) on any host: refused before anything starts.
+TEST(RunnerValidate, ThreadsBeyondWhatTheHostAllowsAreRefusedNamingTheLimit) {
+  real::Params p = short_extend_sched2();
+  p.threads = 10'000'000;
+  const std::string err = real::validate(p);
+  EXPECT_NE(err.find("--threads 10000000 exceeds the threads this host allows"),
+            std::string::npos) << err;
+  const real::ThreadLimit lim = real::host_thread_limit();
+  EXPECT_LT(lim.threads, 10'000'000);
+  EXPECT_NE(err.find(lim.reason), std::string::npos) << err;
+  // The hogs count too.
+  real::Params lt = real::default_params(real::Workload::kLockTable);
+  lt.clients = 2;
+  lt.hogs = static_cast<int>(lim.threads);
+  EXPECT_NE(real::validate(lt).find("--clients 2 plus --hogs "), std::string::npos);
+  lt.hogs = 1;
+  EXPECT_EQ(real::validate(lt), "");
+}
+
 TEST(RunnerCli, BadInputExitsTwoWithOneLineNamingTheParameter) {
+  expect_bad_input({"extend-sched2", "--threads", "10000000"}, "--threads 10000000 exceeds");
+  expect_bad_input({"locktable", "--clients", "10000000"}, "--clients 10000000 exceeds");
   expect_bad_input({"extend-sched2", "--threads", "0"}, "--threads");
   expect_bad_input({"extend-sched2", "--duration", "0s"}, "--duration");
   expect_bad_input({"locktable", "--clients", "0"}, "--clients");
@@ -117,7 +138,7 @@ TEST(RunnerExtendSched2, ShortRunPrintsTheOriginalLines) {
   std::istringstream lines(out);
   std::vector<std::string> l;
   for (std::string s; std::getline(lines, s);) l.push_back(s);
-  ASSERT_EQ(l.size(), 7u) << out;
+  ASSERT_EQ(l.size(), 8u) << out;
   for (int i = 0; i < 2; ++i) {
     const std::string& s = l[i];
     EXPECT_EQ(s.rfind("thread " + std::to_string(i) + ": count ", 0), 0u) << s;
@@ -131,7 +152,8 @@ TEST(RunnerExtendSched2, ShortRunPrintsTheOriginalLines) {
   EXPECT_EQ(l[4].rfind("avg # grants ", 0), 0u);
   EXPECT_NE(l[4].find(" avg reqs "), std::string::npos);
   EXPECT_EQ(l[5].rfind("avg # blocks ", 0), 0u);
-  EXPECT_EQ(l[6].rfind("same-CPU hand-offs ", 0), 0u);  // schedlab's line, after the original's
+  EXPECT_EQ(l[6].rfind("same-CPU hand-offs ", 0), 0u);  // schedlab's lines, after the original's
+  EXPECT_EQ(l[7].rfind("measured window ", 0), 0u);
   // 2 CPUs: the original's nobj = 2 / 10 = 0 is replaced by 1, with a notice.
   EXPECT_NE(err.find("divide by zero"), std::string::npos) << err;
 }
