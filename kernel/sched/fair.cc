@@ -1,6 +1,7 @@
 // The fair class: EEVDF (vruntime, lag, virtual deadline, eligibility, slice protection,
 // placement, delayed dequeue, yield), mirroring kernel/sched/fair.c of v6.12, v6.18, v7.0.
-// Balancing and wakeup CPU selection live in fair_balance.cc.
+// Wakeup CPU selection is in fair_wakeup.cc, load balancing in fair_lb_stats.cc,
+// fair_balance.cc and fair_idle_balance.cc.
 #include <algorithm>
 #include <cassert>
 

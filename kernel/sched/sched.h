@@ -469,17 +469,20 @@ void set_load_weight(task_struct* p, bool update_load = false);
 // set_user_nice(): setpriority()'s change of p's nice value, re-queueing p around it.
 void set_user_nice(task_struct* p, long nice);
 
-// ---- topology.cc / fair_balance.cc ----
+// ---- topology.cc ----
 void build_sched_domains(Kernel* k);
+// ---- fair_wakeup.cc ----
 int select_task_rq_fair(Kernel* k, task_struct* p, int prev_cpu, int wake_flags, int waker_cpu);
+// ---- fair_balance.cc ----
 void sched_balance_trigger(rq* rq);
+// The CPU stopper's active_load_balance_cpu_stop(): run by __schedule() when an active
+// balance is queued here, after curr was put back; moves one task to rq->push_cpu.
+void active_load_balance_cpu_stop(rq* rq);
+// ---- fair_idle_balance.cc ----
 bool sched_balance_newidle(rq* rq);
 enum : unsigned { NOHZ_BALANCE_KICK = 1u << 0, NOHZ_STATS_KICK = 1u << 1 };
 void nohz_balancer_kick(rq* rq);
 void nohz_idle_balance(rq* rq);
-// The CPU stopper's active_load_balance_cpu_stop(): run by __schedule() when an active
-// balance is queued here, after curr was put back; moves one task to rq->push_cpu.
-void active_load_balance_cpu_stop(rq* rq);
 
 void sched_ttwu_pending(rq* rq);
 bool try_to_wake_up(Kernel* k, task_struct* p, int wake_flags);
