@@ -63,7 +63,7 @@ struct load_weight {
 
 // struct sched_avg (include/linux/sched.h): PELT's load, runnable and utilisation signals of
 // an entity or a runqueue, geometric sums with a 32 ms half-life. Maintained by pelt.cc and
-// fair.cc's update_load_avg(); read by the load balancer and wake_affine.
+// fair_pelt.cc's update_load_avg(); read by the load balancer and wake_affine.
 struct sched_avg {
   u64 last_update_time = 0;   // of the sums, in PELT clock ns (a multiple of 1024 after a decay)
   u64 load_sum = 0;
@@ -457,12 +457,14 @@ void move_queued_task(rq* src, task_struct* p, rq* dst);
 // The migration alone, without the wakeup preemption check (the caller reschedules).
 void move_queued_task_locked(rq* src, task_struct* p, rq* dst);
 
-// ---- fair.cc ----
+// ---- fair_eevdf.cc ----
 u64 calc_delta_fair(u64 delta, const sched_entity* se);
 u64 avg_vruntime(cfs_rq* cfs_rq);
 bool entity_eligible(cfs_rq* cfs_rq, sched_entity* se);
 sched_entity* pick_eevdf(cfs_rq* cfs_rq, bool protect);
 u64 sysctl_sched_base_slice(const Kernel* k);
+
+// ---- core.cc: nice ----
 // set_load_weight(): p's weight from its nice value (or SCHED_IDLE's); with update_load, a
 // task that may be queued goes through its class's reweight_task() (a new task need not).
 void set_load_weight(task_struct* p, bool update_load = false);
@@ -527,7 +529,7 @@ inline sched_entity* parent_entity(const sched_entity* se) { return se->parent; 
 void set_task_cpu(task_struct* p, int cpu);
 void __set_task_cpu(task_struct* p, int cpu);
 
-// ---- fair.c's PELT entry points outside the fair class (readers: pelt.h) ----
+// ---- fair_pelt.cc: fair.c's PELT entry points outside the fair class (readers: pelt.h) ----
 // task_h_load(): a task's load as seen from the root (its load_avg with every task in the
 // root group).
 unsigned long task_h_load(const task_struct* p);
