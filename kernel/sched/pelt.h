@@ -1,7 +1,7 @@
 // PELT, per-entity load tracking (kernel/sched/pelt.c and pelt.h): the geometric sums behind
 // load_avg, runnable_avg and util_avg, in the kernel's fixed-point arithmetic, so the numbers
 // the load balancer reads are the ones Linux would compute. The fair class's hooks
-// (update_load_avg() and friends) are in fair.cc, where Linux has them.
+// (update_load_avg() and friends) are in fair_pelt.cc; Linux has them in fair.c.
 #pragma once
 #include <algorithm>
 

@@ -64,7 +64,7 @@ struct load_weight {
 
 // struct sched_avg (include/linux/sched.h): PELT's load, runnable and utilisation signals of
 // an entity or a runqueue, geometric sums with a 32 ms half-life. Maintained by pelt.cc and
-// fair.cc's update_load_avg(); read by the load balancer and wake_affine.
+// fair_pelt.cc's update_load_avg(); read by the load balancer and wake_affine.
 struct sched_avg {
   u64 last_update_time = 0;   // of the sums, in PELT clock ns (a multiple of 1024 after a decay)
   u64 load_sum = 0;
@@ -506,29 +506,34 @@ void move_queued_task(rq* src, task_struct* p, rq* dst);
 // The migration alone, without the wakeup preemption check (the caller reschedules).
 void move_queued_task_locked(rq* src, task_struct* p, rq* dst);
 
-// ---- fair.cc ----
+// ---- fair_eevdf.cc ----
 u64 calc_delta_fair(u64 delta, const sched_entity* se);
 u64 avg_vruntime(cfs_rq* cfs_rq);
 bool entity_eligible(cfs_rq* cfs_rq, sched_entity* se);
 sched_entity* pick_eevdf(cfs_rq* cfs_rq, bool protect);
 u64 sysctl_sched_base_slice(const Kernel* k);
+
+// ---- core.cc: nice ----
 // set_load_weight(): p's weight from its nice value (or SCHED_IDLE's); with update_load, a
 // task that may be queued goes through its class's reweight_task() (a new task need not).
 void set_load_weight(task_struct* p, bool update_load = false);
 // set_user_nice(): setpriority()'s change of p's nice value, re-queueing p around it.
 void set_user_nice(task_struct* p, long nice);
 
-// ---- topology.cc / fair_balance.cc ----
+// ---- topology.cc ----
 void build_sched_domains(Kernel* k);
+// ---- fair_wakeup.cc ----
 int select_task_rq_fair(Kernel* k, task_struct* p, int prev_cpu, int wake_flags, int waker_cpu);
+// ---- fair_balance.cc ----
 void sched_balance_trigger(rq* rq);
+// The CPU stopper's active_load_balance_cpu_stop(): run by __schedule() when an active
+// balance is queued here, after curr was put back; moves one task to rq->push_cpu.
+void active_load_balance_cpu_stop(rq* rq);
+// ---- fair_idle_balance.cc ----
 bool sched_balance_newidle(rq* rq);
 enum : unsigned { NOHZ_BALANCE_KICK = 1u << 0, NOHZ_STATS_KICK = 1u << 1 };
 void nohz_balancer_kick(rq* rq);
 void nohz_idle_balance(rq* rq);
-// The CPU stopper's active_load_balance_cpu_stop(): run by __schedule() when an active
-// balance is queued here, after curr was put back; moves one task to rq->push_cpu.
-void active_load_balance_cpu_stop(rq* rq);
 
 void sched_ttwu_pending(rq* rq);
 bool try_to_wake_up(Kernel* k, task_struct* p, int wake_flags);
@@ -573,7 +578,7 @@ inline sched_entity* parent_entity(const sched_entity* se) { return se->parent; 
 void set_task_cpu(task_struct* p, int cpu);
 void __set_task_cpu(task_struct* p, int cpu);
 
-// ---- fair.c's PELT entry points outside the fair class (readers: pelt.h) ----
+// ---- fair_pelt.cc: fair.c's PELT entry points outside the fair class (readers: pelt.h) ----
 // task_h_load(): a task's load as seen from the root (its load_avg with every task in the
 // root group).
 unsigned long task_h_load(const task_struct* p);

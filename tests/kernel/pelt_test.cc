@@ -1,4 +1,4 @@
-// PELT (kernel/sched/pelt.cc and the hooks in fair.cc): the arithmetic is the kernel's, and
+// PELT (kernel/sched/pelt.cc and the hooks in fair_pelt.cc): the arithmetic is the kernel's, and
 // the signals behave as PELT's do: a task's utilisation is the share of time it runs, its
 // runnable average the share it is queued, blocked load halves every 32 ms, and a runqueue's
 // averages stay the sum of those of the tasks attached to it, however they move.

@@ -1,0 +1,51 @@
+// The fair class's internals shared by fair.cc (its sched_class operations), fair_eevdf.cc
+// (EEVDF on a runqueue) and fair_pelt.cc (its PELT hooks): what fair.c calls across its own
+// sections. Not for use outside kernel/sched/fair*.cc.
+#pragma once
+#include "kernel/kernel.h"
+#include "kernel/sched/sched.h"
+
+namespace kernel {
+
+inline bool v612(const Kernel* k) { return k->cfg_.version == KernelVersion::V6_12; }
+inline bool v70(const Kernel* k) { return k->cfg_.version == KernelVersion::V7_0; }
+inline bool feat(const rq* rq, sched_feat_bit b) { return rq->k->cfg_.feat(b); }
+inline rq* rq_of(cfs_rq* cfs) { return cfs->rq; }
+
+// Walks from an entity up through its group entities (CONFIG_FAIR_GROUP_SCHED's form).
+#define for_each_sched_entity(se) for (; se; se = parent_entity(se))
+inline s64 entity_key(cfs_rq* cfs, const sched_entity* se) {
+  return static_cast<s64>(se->vruntime - cfs->zero_vruntime);
+}
+inline bool entity_before(const sched_entity* a, const sched_entity* b) {
+  return static_cast<s64>(a->deadline - b->deadline) < 0;
+}
+
+// ---- fair_eevdf.cc (calc_delta_fair, avg_vruntime, entity_eligible, pick_eevdf: sched.h) ----
+void update_entity_lag(cfs_rq* cfs, sched_entity* se);
+// The runqueue's "tree": every queued entity but curr.
+void __enqueue_entity(cfs_rq* cfs, sched_entity* se);
+void __dequeue_entity(cfs_rq* cfs, sched_entity* se);
+// Slice protection (RUN_TO_PARITY): 6.12's vlag == deadline mark, 6.18+'s vprot.
+void set_protect_slice(cfs_rq* cfs, sched_entity* se);
+bool protect_slice(cfs_rq* cfs, sched_entity* se);
+void cancel_protect_slice(sched_entity* se, const Kernel* k);
+void update_protect_slice(cfs_rq* cfs, sched_entity* se);
+void clear_buddies(cfs_rq* cfs, sched_entity* se);
+void update_curr(cfs_rq* cfs);
+void place_entity(cfs_rq* cfs, sched_entity* se, int flags);
+
+// ---- fair_pelt.cc ----
+// update_load_avg() flags.
+enum { UPDATE_TG = 0x1, SKIP_AGE_LOAD = 0x2, DO_ATTACH = 0x4, DO_DETACH = 0x8 };
+void update_load_avg(cfs_rq* cfs, sched_entity* se, int flags);
+// The entity's load_avg joins / leaves its runqueue's (around a weight change).
+void enqueue_load_avg(cfs_rq* cfs, sched_entity* se);
+void dequeue_load_avg(cfs_rq* cfs, sched_entity* se);
+void util_est_enqueue(cfs_rq* cfs, task_struct* p);
+void util_est_dequeue(cfs_rq* cfs, task_struct* p);
+void util_est_update(cfs_rq* cfs, task_struct* p, bool task_sleep);
+void remove_entity_load_avg(sched_entity* se);
+void migrate_se_pelt_lag(sched_entity* se);
+
+}  // namespace kernel

@@ -1,0 +1,230 @@
+// The fair class's PELT bookkeeping (fair.c's load-tracking section: update_load_avg(),
+// attach/detach, removed load, util_est, the new-task and blocked-load entry points): how
+// entities' averages join and leave their runqueue's. The signal arithmetic stays in pelt.cc,
+// as Linux keeps it in pelt.c; this file is the fair-class side, which Linux has in fair.c.
+#include <algorithm>
+
+#include "kernel/kernel.h"
+#include "kernel/sched/fair_internal.h"
+#include "kernel/sched/pelt.h"
+#include "kernel/sched/sched.h"
+
+namespace kernel {
+
+// ---- PELT: keeping the load averages of entities and runqueues (fair.c) ----
+//
+// A runqueue's sums are not recomputed from its entities: both decay alike, so the
+// runqueue's stay the sum of its entities' as long as entities are added (attach) and
+// taken out (detach, removed) explicitly. A task that sleeps stays attached, its
+// contribution decaying ("blocked load"); one that wakes on another CPU is taken out of the
+// old runqueue's sums (remove_entity_load_avg) and attached to the new one at enqueue.
+
+template <typename T, typename U>
+inline void sub_positive(T* v, U d) {
+  const T x = static_cast<T>(d);
+  *v = *v > x ? *v - x : 0;
+}
+
+// After taking an average out, keep its sum consistent with it: rounding may have left the
+// sum below avg * PELT_MIN_DIVIDER. (Linux compares as u32 here, as max_t(u32, ...) does.)
+template <typename T>
+inline void floor_sum(T* sum, unsigned long avg) {
+  *sum = std::max<uint32_t>(static_cast<uint32_t>(*sum), static_cast<uint32_t>(avg * PELT_MIN_DIVIDER));
+}
+
+void enqueue_load_avg(cfs_rq* cfs, sched_entity* se) {
+  cfs->avg.load_avg += se->avg.load_avg;
+  cfs->avg.load_sum += se->load.weight * se->avg.load_sum;
+}
+
+void dequeue_load_avg(cfs_rq* cfs, sched_entity* se) {
+  sub_positive(&cfs->avg.load_avg, se->avg.load_avg);
+  sub_positive(&cfs->avg.load_sum, se->load.weight * se->avg.load_sum);
+  floor_sum(&cfs->avg.load_sum, cfs->avg.load_avg);
+}
+
+// attach_entity_load_avg(): the entity joins cfs's sums, its sums re-based to cfs's point in
+// the current period (they share the clock, so this loses nothing but rounding).
+static void attach_entity_load_avg(cfs_rq* cfs, sched_entity* se) {
+  const uint32_t divider = get_pelt_divider(&cfs->avg);
+  se->avg.last_update_time = cfs->avg.last_update_time;
+  se->avg.period_contrib = cfs->avg.period_contrib;
+  se->avg.util_sum = static_cast<uint32_t>(se->avg.util_avg * divider);
+  se->avg.runnable_sum = se->avg.runnable_avg * divider;
+  se->avg.load_sum = se->avg.load_avg * divider;
+  if (se->load.weight < se->avg.load_sum)
+    se->avg.load_sum /= se->load.weight;
+  else
+    se->avg.load_sum = 1;
+  enqueue_load_avg(cfs, se);
+  cfs->avg.util_avg += se->avg.util_avg;
+  cfs->avg.util_sum += se->avg.util_sum;
+  cfs->avg.runnable_avg += se->avg.runnable_avg;
+  cfs->avg.runnable_sum += se->avg.runnable_sum;
+}
+
+static void detach_entity_load_avg(cfs_rq* cfs, sched_entity* se) {
+  dequeue_load_avg(cfs, se);
+  sub_positive(&cfs->avg.util_avg, se->avg.util_avg);
+  sub_positive(&cfs->avg.util_sum, se->avg.util_sum);
+  floor_sum(&cfs->avg.util_sum, cfs->avg.util_avg);
+  sub_positive(&cfs->avg.runnable_avg, se->avg.runnable_avg);
+  sub_positive(&cfs->avg.runnable_sum, se->avg.runnable_sum);
+  floor_sum(&cfs->avg.runnable_sum, cfs->avg.runnable_avg);
+}
+
+// update_cfs_rq_load_avg(): take out what left from other CPUs, then decay/accumulate.
+static int update_cfs_rq_load_avg(u64 now, cfs_rq* cfs) {
+  sched_avg* sa = &cfs->avg;
+  int decayed = 0;
+  if (cfs->removed.nr) {
+    const uint32_t divider = get_pelt_divider(sa);
+    const unsigned long load = cfs->removed.load_avg, util = cfs->removed.util_avg,
+                        runnable = cfs->removed.runnable_avg;
+    cfs->removed = {};
+    sub_positive(&sa->load_avg, load);
+    sub_positive(&sa->load_sum, static_cast<u64>(load) * divider);
+    floor_sum(&sa->load_sum, sa->load_avg);
+    sub_positive(&sa->util_avg, util);
+    sub_positive(&sa->util_sum, static_cast<u64>(util) * divider);
+    floor_sum(&sa->util_sum, sa->util_avg);
+    sub_positive(&sa->runnable_avg, runnable);
+    sub_positive(&sa->runnable_sum, static_cast<u64>(runnable) * divider);
+    floor_sum(&sa->runnable_sum, sa->runnable_avg);
+    decayed = 1;
+  }
+  decayed |= __update_load_avg_cfs_rq(now, cfs);
+  return decayed;
+}
+
+// update_load_avg(): bring se and its runqueue up to now; attach a task arriving from
+// another CPU (DO_ATTACH, last_update_time cleared by migrate_task_rq_fair()) or detach one
+// leaving by migration (DO_DETACH). The balancer's view follows the runqueue's averages.
+void update_load_avg(cfs_rq* cfs, sched_entity* se, int flags) {
+  const u64 now = cfs_rq_clock_pelt(cfs);
+  if (se->avg.last_update_time && !(flags & SKIP_AGE_LOAD)) __update_load_avg_se(now, cfs, se);
+  int decayed = update_cfs_rq_load_avg(now, cfs);
+  // propagate_entity_load_avg() and update_tg_load_avg() act on group entities only.
+  if (!se->avg.last_update_time && (flags & DO_ATTACH)) {
+    attach_entity_load_avg(cfs, se);
+    decayed = 1;
+  } else if (flags & DO_DETACH) {
+    detach_entity_load_avg(cfs, se);
+    decayed = 1;
+  }
+  if (decayed) lb_view_update_pelt(rq_of(cfs));
+}
+
+// ---- util_est (fair.c): a task's utilisation remembered across its sleeps ----
+
+constexpr unsigned UTIL_EST_WEIGHT_SHIFT = 2;
+constexpr unsigned UTIL_EST_MARGIN = SCHED_CAPACITY_SCALE / 100;
+
+static unsigned long task_util(const task_struct* p) { return p->se.avg.util_avg; }
+static unsigned long task_runnable(const task_struct* p) { return p->se.avg.runnable_avg; }
+static unsigned long _task_util_est(const task_struct* p) { return p->se.avg.util_est & ~UTIL_AVG_UNCHANGED; }
+
+void util_est_enqueue(cfs_rq* cfs, task_struct* p) {
+  if (!feat(cfs->rq, __SCHED_FEAT_UTIL_EST)) return;
+  cfs->avg.util_est += static_cast<unsigned>(_task_util_est(p));
+  lb_view_update_pelt(cfs->rq);
+}
+
+void util_est_dequeue(cfs_rq* cfs, task_struct* p) {
+  if (!feat(cfs->rq, __SCHED_FEAT_UTIL_EST)) return;
+  cfs->avg.util_est -= std::min(cfs->avg.util_est, static_cast<unsigned>(_task_util_est(p)));
+  lb_view_update_pelt(cfs->rq);
+}
+
+// util_est_update(): at the end of an activation (a sleep), fold the task's util_avg into
+// its estimate: a rise is taken at once, a fall through an EWMA of weight 1/4, and not at
+// all when within 1% or when the task did not get the CPU it wanted.
+void util_est_update(cfs_rq* cfs, task_struct* p, bool task_sleep) {
+  if (!feat(cfs->rq, __SCHED_FEAT_UTIL_EST) || !task_sleep) return;
+  unsigned ewma = p->se.avg.util_est;
+  if (ewma & UTIL_AVG_UNCHANGED) return;  // PELT has not moved since the last update
+  const unsigned dequeued = static_cast<unsigned>(task_util(p));
+  if (ewma <= dequeued) {
+    ewma = dequeued;
+  } else {
+    const unsigned last_ewma_diff = ewma - dequeued;
+    // Within 1%, or it waited for the CPU (runnable > running): keep the estimate.
+    if (last_ewma_diff >= UTIL_EST_MARGIN && dequeued + UTIL_EST_MARGIN >= task_runnable(p)) {
+      ewma <<= UTIL_EST_WEIGHT_SHIFT;  // ewma - diff / 4
+      ewma -= last_ewma_diff;
+      ewma >>= UTIL_EST_WEIGHT_SHIFT;
+    }
+  }
+  p->se.avg.util_est = ewma | UTIL_AVG_UNCHANGED;
+}
+
+// ---- PELT outside the fair class's own paths ----
+
+// sync_entity_load_avg() + remove_entity_load_avg(): a task leaving its runqueue from
+// another CPU (a wakeup elsewhere, an exit) is decayed to the runqueue's last update and
+// queued for removal from its sums at the runqueue's next update.
+void remove_entity_load_avg(sched_entity* se) {
+  cfs_rq* cfs = cfs_rq_of(se);
+  __update_load_avg_blocked_se(cfs->avg.last_update_time, se);
+  cfs->removed.nr++;
+  cfs->removed.util_avg += se->avg.util_avg;
+  cfs->removed.load_avg += se->avg.load_avg;
+  cfs->removed.runnable_avg += se->avg.runnable_avg;
+}
+
+// migrate_se_pelt_lag(): if the old CPU idles, its runqueue was not updated since it went
+// idle; Linux estimates the time since then and decays the task to it. The simulator
+// knows that time exactly.
+void migrate_se_pelt_lag(sched_entity* se) {
+  const rq* old = rq_of(cfs_rq_of(se));
+  const sched_avg& a = se->avg;
+  const bool decayed = !a.load_sum && !a.runnable_sum && !a.util_sum;  // load_avg_is_decayed()
+  if (!decayed && old->curr->is_idle)
+    __update_load_avg_blocked_se(std::max<u64>(a.last_update_time, pelt_clock_at(static_cast<u64>(old->k->now()))), se);
+}
+
+void init_entity_runnable_average(sched_entity* se) {
+  se->avg = sched_avg{};
+  if (entity_is_task(se)) se->avg.load_avg = se->load.weight;
+}
+
+void post_init_entity_util_avg(task_struct* p) {
+  sched_entity* se = &p->se;
+  cfs_rq* cfs = cfs_rq_of(se);
+  sched_avg* sa = &se->avg;
+  const long cap = (static_cast<long>(SCHED_CAPACITY_SCALE) - static_cast<long>(cfs->avg.util_avg)) / 2;
+  if (p->sched_class != &fair_sched_class) {
+    // Ready for a later switch to fair: nothing to age until then.
+    se->avg.last_update_time = cfs_rq_clock_pelt(cfs);
+    return;
+  }
+  if (cap > 0) {
+    if (cfs->avg.util_avg != 0) {
+      sa->util_avg = cfs->avg.util_avg * se->load.weight / (cfs->avg.load_avg + 1);
+      if (sa->util_avg > static_cast<unsigned long>(cap)) sa->util_avg = static_cast<unsigned long>(cap);
+    } else {
+      sa->util_avg = static_cast<unsigned long>(cap);
+    }
+  }
+  sa->runnable_avg = sa->util_avg;
+}
+
+bool sched_balance_update_blocked_averages(rq* rq) {
+  rq->last_blocked_load_update_tick = rq->k->jiffies();  // update_blocked_load_tick()
+  update_rq_clock(rq);
+  // __update_blocked_fair(): every leaf cfs_rq; with all tasks in the root group, rq->cfs.
+  const bool decayed = update_cfs_rq_load_avg(cfs_rq_clock_pelt(&rq->cfs), &rq->cfs);
+  if (decayed) lb_view_update_pelt(rq);
+  return decayed;
+}
+
+// With CONFIG_FAIR_GROUP_SCHED (distribution kernels) a task in the root group gets
+// load_avg * h_load / (cfs_rq load_avg + 1), h_load being the root's load_avg (Linux
+// refreshes h_load once per jiffy; here it is current).
+unsigned long task_h_load(const task_struct* p) {
+  const unsigned long root = p->se.cfs_rq->avg.load_avg;
+  return static_cast<unsigned long>(static_cast<u64>(p->se.avg.load_avg) * root / (root + 1));
+}
+unsigned long task_util_est(const task_struct* p) { return std::max(task_util(p), _task_util_est(p)); }
+
+}  // namespace kernel
