@@ -38,11 +38,11 @@ struct Costs {
   sim::Time clone_ns = 0;
   // A timer interrupt's handler starts uniform(0, this) after the timer's expiry: the spread
   // of the local timer's delivery (instruction boundary, cache misses, interrupts-off sections,
-  // a hypervisor). 0 = exact timers, the model before this key (and of profiles without it).
+  // a hypervisor). 0 = exact timers (also for a profile without the key).
   sim::Time timer_irq_jitter_ns = 0;
   // Background activity: the rest of the system (kernel workers, daemons) wakes on each CPU
   // this often (per second, Poisson) and runs background_run_ns each time. 0 = a machine that
-  // runs nothing but the scenario (every profile before this key).
+  // runs nothing but the scenario (also for a profile without the key).
   int background_wakeups_per_s = 0;
   sim::Time background_run_ns = 0;
   int smt_slowdown_permille = 1250;      // user work runs this much slower while the sibling is busy

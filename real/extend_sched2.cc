@@ -1,4 +1,4 @@
-// extend-sched2 on real pthreads (seeds-digest section 2): threads take turns on spin-locked
+// extend-sched2 on real pthreads (the RFC thread's micro-benchmark, docs/workloads.md): threads take turns on spin-locked
 // objects whose critical section is a long empty loop, each asking for a time slice extension
 // while it holds the lock; prints the original program's per-thread and summary lines.
 #include <cinttypes>

@@ -1,5 +1,5 @@
-// extend-sched2: the slice extension micro-benchmark of the RFC thread (seeds-digest 2, derived
-// from Steven Rostedt's test). One thread per CPU; threads share nobj = threads / 10 lock
+// extend-sched2: the slice extension micro-benchmark of the RFC thread (December 2024,
+// derived from Steven Rostedt's test). One thread per CPU; threads share nobj = threads / 10 lock
 // objects (at least 1) and take turns: spin until the object's lock looks free, ask for an
 // extension, cmpxchg the lock, count, run a long critical section (3,000,000 iterations of an
 // -O0 empty loop: machine().cs_loop_3m_ns), release the lock and the request (yield if it was
@@ -47,7 +47,7 @@ struct Shared {
   Dist cs;
 };
 
-// grab_lock and the rest of the original's loop, steps 1-7 of seeds-digest 2.
+// grab_lock and the rest of the original's loop, steps 1-7 (docs/workloads.md).
 user::Program es2_worker(user::Thread& t, const Shared* s, Worker* w) {
   w->init_ret = co_await w->ext.init(t);
   Object* o = w->obj;

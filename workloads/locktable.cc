@@ -1,5 +1,5 @@
 // locktable: the database lock-table test the time slice extension RFC was written for
-// (seeds-digest 1, 1d): many clients each run a query outside the lock, then take the table's
+// (RFC thread, November 2024): many clients each run a query outside the lock, then take the table's
 // spin lock for a short critical section, asking for a slice extension while they hold it;
 // CPU hogs oversubscribe the machine so holders get preempted. Defaults: the RFC thread's 300
 // clients, beside 400 hogs on the 384-CPU genoa, scaled to the machine. Reports SQL

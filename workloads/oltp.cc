@@ -1,8 +1,8 @@
 // oltp: a Swingbench-like transaction mix, the other workload the slice extension was measured
-// with (research/slice_ext_spec.md 4). Many clients each sleep a think time, then run a
-// transaction of a few steps; a step computes, takes one of a set of latches (spin locks,
-// asking for a slice extension while holding it) for a short critical section, and sometimes
-// waits for I/O. Reports transactions per second, the transaction latency and the lock and
+// with (Swingbench, beside the lock-table test; docs/workloads.md). Many clients each sleep a
+// think time, then run a transaction of a few steps; a step computes, takes one of a set of
+// latches (spin locks, asking for a slice extension while holding it) for a short critical
+// section, and sometimes waits for I/O. Reports transactions per second, the transaction latency and the lock and
 // extension metrics of locktable.
 #include <algorithm>
 #include <cstdio>

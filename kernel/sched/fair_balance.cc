@@ -27,7 +27,7 @@ bool can_migrate_task(Kernel* k, task_struct* p, const lb_env& env) {
   if (p->se.sched_delayed || !task_allowed_on(p, env.dst_cpu)) return false;
   // task_is_ineligible_on_dst_cpu(): while balancing has not failed, keep a task that is not
   // eligible where it is from joining a queue (it would be placed with its negative lag).
-  // Not in 6.12 (the 6.18 tree has it; kernel_model_spec.md section 0.1).
+  // Not in 6.12 (v6.18's can_migrate_task() has it).
   if (k->cfg_.version != KernelVersion::V6_12 && !env.sd->nr_balance_failed &&
       k->cfg_.feat(__SCHED_FEAT_PLACE_LAG) &&
       env.dst_rq->cfs.nr_queued && !entity_eligible(cfs_rq_of(&p->se), &p->se))

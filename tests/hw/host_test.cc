@@ -79,7 +79,7 @@ TEST_F(FakeSys, ReadsSocketsCoresSiblingsAndLlcs) {
   EXPECT_EQ(m.cs_loop_3m_ns, costs.cs_loop_3m_ns);
 }
 
-// What the 2-vCPU Firecracker guest of the kernel spec shows: no cache entries at all.
+// What some 2-vCPU Firecracker guests show: no cache entries at all.
 TEST_F(FakeSys, WithoutCacheInfoEachCpuIsItsOwnLlc) {
   write("online", "0-1");
   cpu(0, 0, 0, "0");
