@@ -172,6 +172,12 @@ std::string set_config_key(KernelConfig* cfg, const std::string& key, const std:
     cfg->rr_timeslice_ms = static_cast<int>(n);
     return "";
   }
+  if (key == "wakeup_pick_next_entity") {
+    bool b;
+    if (!parse_bool(value, &b)) return key + ": expected true or false (got '" + value + "')";
+    cfg->wakeup_pick_next_entity = b;
+    return "";
+  }
   if (key == "slice_ext") return parse_slice_ext_abi(value, &cfg->slice_ext.abi);
   if (key == "slice_ext.nsec") {
     // A duration with its unit (5us, 50000ns). 0 is refused rather than read as "the
@@ -277,6 +283,11 @@ std::string validate_config(const KernelConfig& cfg) {
       (cfg.preempt == PreemptModel::None || cfg.preempt == PreemptModel::Voluntary))
     return std::string("preempt: 7.0 on x86 offers only full and lazy (got ") +
            preempt_name(cfg.preempt) + ")";
+  // ac8e69e69363 and 9f6d929ee2c6 went to 7.0.y and 6.18.y only: 6.12's
+  // check_preempt_wakeup_fair() has no pick: step for them to change.
+  if (cfg.version == KernelVersion::V6_12 && cfg.wakeup_pick_next_entity)
+    return "wakeup_pick_next_entity: the fix (ac8e69e69363) was backported to 6.18.y and "
+           "7.0.y, not 6.12; use kernel 6.18 or 7.0";
   if (cfg.fair_server_runtime_ns > cfg.fair_server_period_ns)
     return "fair_server.runtime_ns: must not exceed fair_server.period_ns (" +
            std::to_string(cfg.fair_server_runtime_ns) + " > " +

@@ -76,6 +76,13 @@ struct KernelConfig {
   bool launcher_task = true;
   sim::Time migration_cost_ns = 500000;  // sysctl_sched_migration_cost
   int rr_timeslice_ms = 100;             // sched_rr_timeslice_ms
+  // Wakeup preemption picks through pick_next_entity(), which finishes the dequeue of a
+  // picked delayed entity, and picks again while entities remain: ac8e69e69363 ("sched/fair:
+  // Fix wakeup_preempt_fair() vs delayed dequeue") and 9f6d929ee2c6 ("sched/fair: Fix
+  // wakeup_preempt_fair() for not waking up task"), in 7.0.y and 6.18.y stable from May
+  // 2026. false = the releases (6.12, 6.18.2, 7.0), whose wakeup pick is a bare
+  // __pick_eevdf(); no 6.12 stable carries the fix.
+  bool wakeup_pick_next_entity = false;
   // The fair deadline server (6.12+): per CPU, fair tasks get this much CPU per period even
   // under RT load (debugfs sched/fair_server/cpuN/{runtime,period}); runtime 0 disables it.
   sim::Time fair_server_runtime_ns = 50000000;

@@ -323,6 +323,7 @@ static void wakeup_preempt_fair(rq* rq, task_struct* p, int wake_flags) {
   sched_entity* pse = &p->se;
   cfs_rq* cfs = nullptr;
   Kernel* k = rq->k;
+  bool protect = true;  // preempt_action != PREEMPT_WAKEUP_SHORT
   if (se == pse) return;
   // 6.12, 6.18: any non-fork wakeup of a task that is not delayed becomes the next buddy.
   if (!v70(k) && feat(rq, __SCHED_FEAT_NEXT_BUDDY) && !(wake_flags & WF_FORK) &&
@@ -348,16 +349,11 @@ static void wakeup_preempt_fair(rq* rq, task_struct* p, int wake_flags) {
     if (pick_eevdf(cfs, true) == pse) goto preempt;
     return;
   }
-  // A shorter-slice wakee: one pick that ignores curr's protection (7.0 goes straight to
-  // its `pick:` label, before the fork and delayed checks). If it fails, the protected pick
-  // below could not choose the wakee either: it returns curr or the same entity.
+  // A shorter-slice wakee (PREEMPT_WAKEUP_SHORT): the pick ignores curr's protection, and
+  // comes before the fork and delayed checks (7.0 goes straight to its `pick:` label).
   if (feat(rq, __SCHED_FEAT_PREEMPT_SHORT) && pse->slice < se->slice) {
-    if (pick_eevdf(cfs, false) == pse) {
-      cancel_protect_slice(se, k);
-      goto preempt;
-    }
-    if (feat(rq, __SCHED_FEAT_RUN_TO_PARITY)) update_protect_slice(cfs, se);
-    return;
+    protect = false;
+    goto pick;
   }
   if (v70(k) && ((wake_flags & WF_FORK) || pse->sched_delayed)) return;
   // 7.0 set_preempt_buddy(): the wakee becomes the buddy unless the present one has an
@@ -369,8 +365,29 @@ static void wakeup_preempt_fair(rq* rq, task_struct* p, int wake_flags) {
       return;
     }
   }
-  if (pick_eevdf(cfs, true) == pse) goto preempt;
-  if (v70(k) && feat(rq, __SCHED_FEAT_RUN_TO_PARITY)) update_protect_slice(cfs, se);
+pick:
+  // The releases ask a bare __pick_eevdf(), which a delayed entity (eligible, earliest
+  // deadline) can win. With wakeup_pick_next_entity the pick is pick_next_entity()'s, as in
+  // 7.0.y and 6.18.y (ac8e69e69363): a picked delayed entity has its dequeue finished and
+  // the pick is made again, while the cfs_rq still has entities (9f6d929ee2c6: the wakee
+  // itself may have been the delayed one, when attach_task() moved it). Each round dequeues
+  // one entity, so the loop ends.
+  for (;;) {
+    sched_entity* nse = pick_eevdf(cfs, protect);
+    if (k->cfg_.wakeup_pick_next_entity && nse && nse->sched_delayed) {
+      dequeue_entities(rq, nse, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
+      if (cfs->nr_queued) continue;
+      break;
+    }
+    if (nse == pse) {
+      if (!protect) cancel_protect_slice(se, k);
+      goto preempt;
+    }
+    break;
+  }
+  // RUN_TO_PARITY: curr's protection shrinks to the shortest queued slice; 6.18 does this
+  // after a shorter-slice wakee's pick only.
+  if (feat(rq, __SCHED_FEAT_RUN_TO_PARITY) && (v70(k) || !protect)) update_protect_slice(cfs, se);
   return;
 preempt:
   if (v612(k))

@@ -60,3 +60,98 @@ TEST(Wakeup, ACpuRunningOnlySchedIdleTasksCountsAsIdle) {
   EXPECT_EQ(s.task(p).stats.nr_migrations, 0u);
   testing_support::check_invariants(*s.k, end);
 }
+
+namespace {
+
+struct HandOff {
+  bool delayed_at_wake = false;     // the blocker was still delayed when the wakee woke
+  bool queued_after_wake = false;   // ... and still queued 50 us later
+  int64_t woken_at = 0;
+  int64_t ran_at = 0;               // when the wakee ran after its wakeup
+};
+
+// CPU 0: a blocker that runs a 4 ms tick, lets a hog run the next, and blocks 1 ms into its
+// second turn (t = 9 ms): 5 ms of vruntime against the hog's 4, ineligible, so delayed. The
+// hog resumes with a deadline (and protected window) at 5.4 ms of vruntime (slice 1.4 ms: two
+// CPUs). From t = 10 ms the hog has passed the blocker's vruntime, which leaves the blocker
+// eligible (it is below the average) with the earliest deadline (5.4 ms) and the hog
+// ineligible, but still inside its request, so nothing reschedules until the tick at 12 ms.
+// A sleeper woken from CPU 1 at t = 10.2 ms, placed at zero lag (deadline V + 1.4 ms), is what
+// EEVDF picks once the blocker is gone.
+HandOff wake_beside_an_eligible_delayed_task(kernel::KernelVersion v, bool pick_next_entity) {
+  kernel::KernelConfig cfg = kernel::default_config(v);
+  cfg.preempt = kernel::PreemptModel::Full;
+  cfg.wakeup_pick_next_entity = pick_next_entity;
+  Sim s(testing_support::exact_timers(flat_machine(2)), cfg);
+  kernel::TaskAttr on0;
+  on0.cpus = {0};
+  HandOff h;
+  kernel::UserWord sleep_word, block_word;
+  // The wakee runs first and blocks at once, eligible, so it is fully dequeued.
+  s.spawn(on0, [&](user::Thread& t) -> user::Program {
+    co_await t.futex_wait(&sleep_word, 0);
+    h.ran_at = t.now();
+  });
+  const int blocker = s.spawn(on0, [&](user::Thread& t) -> user::Program {
+    co_await t.compute(5 * sim::kNsecPerMsec);
+    co_await t.futex_wait(&block_word, 0);
+  });
+  s.spawn(on0, [](user::Thread& t) -> user::Program {
+    for (;;) co_await t.compute(sim::kNsecPerSec);
+  });
+  kernel::TaskAttr on1;
+  on1.cpus = {1};
+  s.spawn(on1, [&](user::Thread& t) -> user::Program {
+    const kernel::task_struct& b = s.task(blocker);
+    co_await t.nanosleep(10200 * sim::kNsecPerUsec - t.now());
+    h.delayed_at_wake = b.se.sched_delayed;
+    h.woken_at = t.now();
+    sleep_word.value = 1;
+    co_await t.futex_wake(&sleep_word, 1);
+    co_await t.nanosleep(50 * sim::kNsecPerUsec);
+    h.queued_after_wake = b.se.on_rq;
+  });
+  s.run(20 * sim::kNsecPerMsec);
+  testing_support::check_invariants(*s.k, 20 * sim::kNsecPerMsec);
+  return h;
+}
+
+}  // namespace
+
+// Wakeup preemption against a delayed task that became eligible with the earliest deadline:
+// 6.18 and 7.0 as released ask a bare __pick_eevdf(), which picks the delayed task, so the
+// wakee waits for the hog's tick; with wakeup_pick_next_entity (ac8e69e69363, 9f6d929ee2c6:
+// 7.0.y, 6.18.y) the pick dequeues the delayed task, picks again, finds the wakee and
+// preempts the hog at once.
+TEST(Wakeup, WakeupPickNextEntityDequeuesAnEligibleDelayedTaskAndPreempts) {
+  for (auto v : {kernel::KernelVersion::V6_18, kernel::KernelVersion::V7_0}) {
+    SCOPED_TRACE(kernel::version_name(v));
+    const HandOff off = wake_beside_an_eligible_delayed_task(v, false);
+    EXPECT_TRUE(off.delayed_at_wake);
+    EXPECT_TRUE(off.queued_after_wake);
+    EXPECT_GE(off.ran_at, 12 * sim::kNsecPerMsec);  // at the hog's tick
+    const HandOff on = wake_beside_an_eligible_delayed_task(v, true);
+    EXPECT_TRUE(on.delayed_at_wake);
+    EXPECT_FALSE(on.queued_after_wake);
+    EXPECT_GT(on.ran_at, on.woken_at);
+    EXPECT_LT(on.ran_at, on.woken_at + 50 * sim::kNsecPerUsec);
+  }
+}
+
+// The setting reads true or false, names itself in an error, and is refused on 6.12, which
+// no stable backport of ac8e69e69363 reached.
+TEST(Wakeup, WakeupPickNextEntityIsABoolSettingRefusedOn612) {
+  kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
+  EXPECT_FALSE(cfg.wakeup_pick_next_entity);
+  EXPECT_EQ(kernel::set_config_key(&cfg, "wakeup_pick_next_entity", "true"), "");
+  EXPECT_TRUE(cfg.wakeup_pick_next_entity);
+  EXPECT_EQ(kernel::validate_config(cfg), "");
+  EXPECT_EQ(kernel::set_config_key(&cfg, "wakeup_pick_next_entity", "maybe"),
+            "wakeup_pick_next_entity: expected true or false (got 'maybe')");
+  cfg.version = kernel::KernelVersion::V6_18;
+  EXPECT_EQ(kernel::validate_config(cfg), "");
+  kernel::KernelConfig old = kernel::default_config(kernel::KernelVersion::V6_12);
+  EXPECT_EQ(kernel::validate_config(old), "");
+  old.wakeup_pick_next_entity = true;
+  EXPECT_NE(kernel::validate_config(old).find("wakeup_pick_next_entity"), std::string::npos);
+}
