@@ -199,7 +199,7 @@ void cpu_return_to_user(rq* rq) {
   }
 }
 
-void cpu_word_changed(Kernel* k, UserWord* w, int writer, sim::Time now) {
+void cpu_word_changed(Kernel* k, UserWord* w, int /*writer*/, sim::Time now) {
   for (task_struct* p = w->spinners; p; p = p->spin_next) {
     if (!p->on_cpu || w->value == p->spin_val) continue;
     rq* rq = k->rq_of(p->cpu);

@@ -27,7 +27,7 @@ void irqentry_enter(rq* rq, sim::Time now) {
 // extension": schedule() only if the design does not delay it (a grant needs the task to
 // have entered by interrupt: p->slice.user_irq); then exit_to_user_mode_prepare() arms the
 // enforcement timer, which may ask for one more round.
-void exit_to_user_mode_loop(rq* rq, bool from_irq) {
+void exit_to_user_mode_loop(rq* rq, bool /*from_irq*/) {
   const slice_ext_ops* ext = slice_ext(rq);
   for (;;) {
     // exit_to_user_mode_prepare() enters the work loop only with a work bit set: a reschedule

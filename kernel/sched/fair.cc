@@ -250,7 +250,7 @@ again:
   return task_of(se);
 }
 
-static void put_prev_task_fair(rq* rq, task_struct* p) {
+static void put_prev_task_fair(rq* /*rq*/, task_struct* p) {
   sched_entity* se = &p->se;
   for_each_sched_entity(se) put_prev_entity(cfs_rq_of(se), se);
 }

@@ -75,7 +75,7 @@ static void enqueue_task_rt(rq* rq, task_struct* p, int flags) {
   if (p != rq->curr && p->nr_cpus_allowed > 1) enqueue_pushable_task(rq, p);
 }
 
-static bool dequeue_task_rt(rq* rq, task_struct* p, int flags) {
+static bool dequeue_task_rt(rq* rq, task_struct* p, int /*flags*/) {
   rt_rq* rt = &rq->rt;
   update_curr_rt(rq);
   auto& q = rt->queue[p->prio];
@@ -103,7 +103,7 @@ static void requeue_task_rt(rq* rq, task_struct* p) {
 static void yield_task_rt(rq* rq) { requeue_task_rt(rq, rq->curr); }
 
 // wakeup_preempt_rt(): a strictly higher priority (lower prio number) preempts at once.
-static void wakeup_preempt_rt(rq* rq, task_struct* p, int flags) {
+static void wakeup_preempt_rt(rq* rq, task_struct* p, int /*flags*/) {
   if (p->prio < rq->curr->prio) resched_curr(rq);
 }
 
@@ -119,7 +119,7 @@ static void put_prev_task_rt(rq* rq, task_struct* p) {
   if (p->rt.on_rq && p->nr_cpus_allowed > 1) enqueue_pushable_task(rq, p);
 }
 
-static void set_next_task_rt(rq* rq, task_struct* p, bool first) {
+static void set_next_task_rt(rq* rq, task_struct* p, bool /*first*/) {
   p->se.exec_start = rq->clock_task;
   p->se.prev_sum_exec_runtime = p->se.sum_exec_runtime;
   dequeue_pushable_task(rq, p);  // the running task is not pushable
@@ -127,7 +127,7 @@ static void set_next_task_rt(rq* rq, task_struct* p, bool first) {
 
 // task_tick_rt(): SCHED_RR counts its slice down in ticks (RR_TIMESLICE = 100 ms) and goes
 // to the tail of its list when others of its priority wait.
-static void task_tick_rt(rq* rq, task_struct* p, int queued) {
+static void task_tick_rt(rq* rq, task_struct* p, int /*queued*/) {
   update_curr_rt(rq);
   if (p->policy != SCHED_RR) return;
   if (--p->rt.time_slice > 0) return;
@@ -199,7 +199,7 @@ static bool rt_curr_holds_cpu(const task_struct* curr, const task_struct* p) {
 
 // select_task_rq_rt(): stay on prev unless its current task is RT work that p will not
 // displace soon; then the lowest CPU, if p would preempt what runs there.
-int select_task_rq_rt(Kernel* k, task_struct* p, int prev_cpu, int wake_flags, int waker_cpu) {
+int select_task_rq_rt(Kernel* k, task_struct* p, int prev_cpu, int /*wake_flags*/, int /*waker_cpu*/) {
   if (!rt_curr_holds_cpu(k->rq_of(prev_cpu)->curr, p)) return prev_cpu;
   const int target = find_lowest_rq(k, p);
   return target >= 0 && p->prio < k->rq_of(target)->rt.highest_prio ? target : prev_cpu;
@@ -326,7 +326,7 @@ static void wakeup_preempt_idle(rq* rq, task_struct*, int) { resched_curr(rq); }
 static task_struct* pick_task_idle(rq* rq) { return rq->idle; }
 static void put_prev_task_idle(rq*, task_struct*) {}
 static void set_next_task_idle(rq*, task_struct*, bool) {}
-static int select_task_rq_idle(Kernel*, task_struct* p, int prev_cpu, int, int) { return prev_cpu; }
+static int select_task_rq_idle(Kernel*, task_struct*, int prev_cpu, int, int) { return prev_cpu; }
 static void task_tick_idle(rq*, task_struct*, int) {}
 static void update_curr_idle(rq*) {}
 

@@ -48,7 +48,7 @@ long fake_prctl(int option, unsigned long arg2, unsigned long arg3) {
   return g_kernel->prctl_set;
 }
 
-long fake_syscall(long nr, long a1, long a2, long a3, long a4) {
+long fake_syscall(long nr, long a1, long a2, long a3, long /*a4*/) {
   g_kernel->syscalls.push_back(nr);
   if (nr == SCHEDLAB_NR_rseq) {
     if (a3 & SCHEDLAB_RSEQ_FLAG_UNREGISTER) return 0;
