@@ -15,6 +15,7 @@
 #include "kernel/kernel.h"
 #include "kernel/sched/pelt.h"
 #include "sim/engine.h"
+#include "sim/parse.h"
 #include "workloads/common.h"
 #include "workloads/workload.h"
 
@@ -145,7 +146,7 @@ std::string set_key(Experiment* e, const std::string& key, const std::string& va
     e->cpus = static_cast<int>(n);
   } else if (key == "duration") {
     int64_t ns = 0;
-    if (!workloads::parse_duration(value, &ns) || ns <= 0)
+    if (!sim::parse_duration(value, &ns) || ns <= 0)
       return "duration: must be a positive duration with its unit (ns, us, ms, s), like 500ms "
              "or 10s (got '" + value + "')";
     e->duration_ns = ns;
