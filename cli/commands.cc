@@ -18,6 +18,7 @@
 #include "hw/machine.h"
 #include "kernel/config.h"
 #include "report/json.h"
+#include "report/output_file.h"
 #include "report/table.h"
 #include "report/compare.h"
 #include "scenario/compare.h"
