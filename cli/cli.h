@@ -83,6 +83,9 @@ int do_run(const RunOptions& o);
 int do_compare(const CompareOptions& o, const std::string& banner = "");
 // `what`: a workload to describe, or "" for everything.
 int do_list(const std::string& what);
+// The command run with no subcommand: the RFC thread's lock-table comparison at a size that
+// runs in seconds; *banner introduces it.
+CompareOptions default_comparison(std::string* banner);
 // The fixed benchmark scenario.
 int do_bench(const std::string& json, const std::string& duration,
              const std::vector<std::string>& sets, const std::string& repeat_text);

@@ -75,4 +75,23 @@ int do_compare(const CompareOptions& o, const std::string& banner) {
   return 0;
 }
 
+CompareOptions default_comparison(std::string* banner) {
+  CompareOptions def;
+  def.run.target = "locktable";
+  def.run.machine = "genoa";
+  def.run.duration = "1s";
+  def.vary = "ext=none,rfc,rseq2023,mainline";
+  def.seeds = "3";  // text, as given on a command line
+  def.metrics = {"sql_executions_per_second", "lock_holder_preemptions", "spin_cpu_share"};
+  *banner =
+      "Default: the lock-table test of the RFC thread (300 clients + 400 CPU hogs on a\n"
+      "384-CPU Genoa, HZ=250, kernel 7.0), without and with each slice extension design.\n"
+      "The hogs start first and spread; Linux's fork placement then keeps most clients on\n"
+      "the launcher's socket. Where threads start changes the gains: --set hogs_start=after.\n"
+      "Full size: schedlab compare locktable --machine genoa "
+      "--vary ext=none,rfc,rseq2023,mainline --seeds 5 --duration 10s\n"
+      "More: schedlab --help, docs/slice-extension.md\n\n";
+  return def;
+}
+
 }  // namespace cli

@@ -113,22 +113,9 @@ int main_with_args(const std::vector<std::string>& args) {
     if (*list) return do_list(list_what);
     if (*cmp) return do_compare(co);
     if (*bench) return do_bench(bench_json, bench_duration, bench_sets, bench_repeat);
-    // No command: the RFC thread's lock-table comparison, at a size that runs in seconds.
-    CompareOptions def;
-    def.run.target = "locktable";
-    def.run.machine = "genoa";
-    def.run.duration = "1s";
-    def.vary = "ext=none,rfc,rseq2023,mainline";
-    def.seeds = 3;
-    def.metrics = {"sql_executions_per_second", "lock_holder_preemptions", "spin_cpu_share"};
-    return do_compare(def,
-        "Default: the lock-table test of the RFC thread (300 clients + 400 CPU hogs on a\n"
-        "384-CPU Genoa, HZ=250, kernel 7.0), without and with each slice extension design.\n"
-        "The hogs start first and spread; Linux's fork placement then keeps most clients on\n"
-        "the launcher's socket. Where threads start changes the gains: --set hogs_start=after.\n"
-        "Full size: schedlab compare locktable --machine genoa "
-        "--vary ext=none,rfc,rseq2023,mainline --seeds 5 --duration 10s\n"
-        "More: schedlab --help, docs/slice-extension.md\n\n");
+    std::string banner;
+    const CompareOptions def = default_comparison(&banner);
+    return do_compare(def, banner);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "schedlab: internal error: %s\n", e.what());
     return 1;
