@@ -1,13 +1,13 @@
 // The "host" machine: topology read from /sys/devices/system/cpu, costs from machines/host.toml.
 // Linux CPU numbers are renumbered 0..n-1 in order when some are offline.
 #include <algorithm>
-#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <tuple>
 
 #include "hw/machine_internal.h"
+#include "sim/parse.h"
 
 namespace hw {
 
@@ -41,7 +41,7 @@ bool read_int(const fs::path& p, int* out) {
 int group_leader(const fs::path& p, const std::vector<int>& linux_to_sim, int self) {
   std::string s;
   std::vector<int> cpus;
-  if (!read_line(p, &s) || !parse_cpu_list(s, &cpus)) return self;
+  if (!read_line(p, &s) || !sim::parse_cpu_list(s, kMaxCpus, &cpus)) return self;
   int leader = self;
   for (int c : cpus) {
     if (c < static_cast<int>(linux_to_sim.size()) && linux_to_sim[c] >= 0) leader = std::min(leader, c);
@@ -71,29 +71,6 @@ std::string plural(int n, const char* what) {
 
 }  // namespace
 
-bool parse_cpu_list(std::string_view s, std::vector<int>* cpus) {
-  cpus->clear();
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    const size_t comma = std::min(s.find(',', pos), s.size());
-    const char* p = s.data() + pos;
-    const char* end = s.data() + comma;
-    int lo = 0, hi = 0;
-    auto r = std::from_chars(p, end, lo);
-    if (r.ec != std::errc()) return false;
-    hi = lo;
-    if (r.ptr != end && *r.ptr == '-') r = std::from_chars(r.ptr + 1, end, hi);
-    if (r.ec != std::errc() || r.ptr != end) return false;
-    // Ids past kMaxCpus would be a corrupt tree; refusing them keeps allocations bounded.
-    if (lo < 0 || hi < lo || hi >= kMaxCpus) return false;
-    for (int c = lo; c <= hi; c++) cpus->push_back(c);
-    pos = comma + 1;
-  }
-  std::sort(cpus->begin(), cpus->end());
-  cpus->erase(std::unique(cpus->begin(), cpus->end()), cpus->end());
-  return !cpus->empty();
-}
-
 LoadResult read_host_machine(const std::string& sys_root, Machine* out) {
   const fs::path cpu_root = fs::path(sys_root) / "devices/system/cpu";
   std::string list_file = "online", list;
@@ -104,7 +81,7 @@ LoadResult read_host_machine(const std::string& sys_root, Machine* out) {
     }
   }
   std::vector<int> linux_cpus;
-  if (!parse_cpu_list(list, &linux_cpus)) {
+  if (!sim::parse_cpu_list(list, kMaxCpus, &linux_cpus)) {
     return {"machine 'host': malformed CPU list '" + list + "' in " + (cpu_root / list_file).string()};
   }
   std::vector<int> linux_to_sim(linux_cpus.back() + 1, -1);

@@ -42,7 +42,4 @@ Topology make_topology(int sockets, int cores_per_socket, int threads_per_core,
 // Renumbers core/llc/socket ids densely (0..k-1) in order of first appearance by CPU.
 void densify(Topology* t);
 
-// Parses a Linux cpulist ("0-3,8,10-11"). Returns false on a malformed list.
-bool parse_cpu_list(std::string_view s, std::vector<int>* cpus);
-
 }  // namespace hw

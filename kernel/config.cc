@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "sim/parse.h"
+
 namespace kernel {
 
 namespace {
@@ -183,15 +185,11 @@ std::string set_config_key(KernelConfig* cfg, const std::string& key, const std:
     // A duration with its unit (5us, 50000ns). 0 is refused rather than read as "the
     // ABI's default": mainline's debugfs rseq/slice_ext_nsec refuses it (ERANGE), and for
     // the others a zero-length extension would silently be 50 us.
-    double v = 0;
-    char* end = nullptr;
-    v = std::strtod(value.c_str(), &end);
-    const std::string unit(end ? end : "");
-    const double mult = unit == "ns" ? 1 : unit == "us" ? 1e3 : unit == "ms" ? 1e6 : unit == "s" ? 1e9 : -1;
-    if (end == value.c_str() || mult < 0 || !(v > 0 && v * mult >= 1 && v * mult <= 1e9))
+    int64_t ns = 0;
+    if (!sim::parse_duration(value, &ns) || ns < 1 || ns > 1'000'000'000)
       return "slice_ext.nsec: expected a duration with its unit from 1ns to 1s, like 50us "
              "(mainline: 5us..50us) (got '" + value + "')";
-    cfg->slice_ext.nsec = static_cast<sim::Time>(v * mult);
+    cfg->slice_ext.nsec = ns;
     return "";
   }
   if (key == "slice_ext.tick" || key == "slice_ext.fair_only" || key == "slice_ext.no_defer_rt" ||

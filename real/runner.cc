@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cinttypes>
 #include <cstdio>
 #include <cerrno>
@@ -19,6 +18,7 @@
 #include <system_error>
 
 #include "real/runner_internal.h"
+#include "sim/parse.h"
 
 namespace real {
 
@@ -283,51 +283,18 @@ void set_compare_hook(CompareHook hook) { g_compare_hook = hook; }
 CompareHook compare_hook() { return g_compare_hook; }
 
 std::string parse_duration(const std::string& option, const std::string& text, int64_t* ns) {
-  const std::string bad = option + ": cannot parse '" + text + "' (expected e.g. 2s, 500ms, 100us)";
-  if (text.empty() || text[0] == '-' || text[0] == '+') return bad;
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end == text.c_str()) return bad;
-  const std::string unit(end);
-  double scale;
-  if (unit == "ns") scale = 1;
-  else if (unit == "us") scale = 1e3;
-  else if (unit == "ms") scale = 1e6;
-  else if (unit == "s" || unit.empty()) scale = 1e9;
-  else return bad;
-  const double total = v * scale;
-  if (!(total >= 0) || total > 9e18) return option + ": '" + text + "' is out of range";
-  *ns = static_cast<int64_t>(total + 0.5);
+  int64_t v = 0;
+  if (!sim::parse_duration(text, &v) || v < 0)
+    return option + ": expected a duration with its unit, e.g. 2s, 500ms, 100us (got '" + text + "')";
+  *ns = v;
   return "";
 }
 
 std::string parse_cpu_list(const std::string& option, const std::string& text,
                            std::vector<int>* cpus) {
-  const std::string bad = option + ": bad CPU list '" + text + "' (expected e.g. 0-3,6)";
-  cpus->clear();
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    const size_t comma = std::min(text.find(',', pos), text.size());
-    const std::string item = text.substr(pos, comma - pos);
-    // "N" or "N-M", decimal; from_chars refuses overflow, which sscanf's %d would wrap.
-    int lo = 0, hi = 0;
-    const char* const end = item.data() + item.size();
-    auto r = std::from_chars(item.data(), end, lo);
-    if (r.ec != std::errc() || r.ptr == item.data()) return bad;
-    if (r.ptr == end) {
-      hi = lo;
-    } else {
-      if (*r.ptr != '-') return bad;
-      const char* const second = r.ptr + 1;
-      r = std::from_chars(second, end, hi);
-      if (r.ec != std::errc() || r.ptr == second || r.ptr != end) return bad;
-    }
-    if (lo < 0 || hi < lo || hi >= CPU_SETSIZE) return bad;
-    for (int c = lo; c <= hi; ++c) cpus->push_back(c);
-    pos = comma + 1;
-  }
-  std::sort(cpus->begin(), cpus->end());
-  cpus->erase(std::unique(cpus->begin(), cpus->end()), cpus->end());
+  // CPU_SETSIZE: the ids a cpu_set_t for sched_setaffinity() can hold.
+  if (!sim::parse_cpu_list(text, CPU_SETSIZE, cpus))
+    return option + ": bad CPU list '" + text + "' (expected e.g. 0-3,6)";
   return "";
 }
 

@@ -120,10 +120,10 @@ CompareHook compare_hook();
 // 1 internal failure, 2 bad input or a mode this kernel cannot run (message on stderr).
 int real_main(const std::vector<std::string>& args);
 
-// "2s", "500ms", "100us", "250ns" (a bare number is seconds) -> ns. "" or an error naming
-// `option`.
+// "2s", "500ms", "100us", "250ns" -> ns: a number needs its unit (sim::parse_duration). ""
+// or an error naming `option` and the text given.
 std::string parse_duration(const std::string& option, const std::string& text, int64_t* ns);
-// "0-3,6" -> {0,1,2,3,6}. "" or an error naming `option`.
+// "0-3,6" -> {0,1,2,3,6} (sim::parse_cpu_list). "" or an error naming `option`.
 std::string parse_cpu_list(const std::string& option, const std::string& text,
                            std::vector<int>* cpus);
 

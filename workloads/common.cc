@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/parse.h"
+
 namespace workloads {
 
 int64_t round_half_away(double x) {
@@ -41,7 +43,7 @@ std::string parse_dist(const std::string& param, const std::string& spec, Dist* 
     if (colon == std::string::npos) break;
     start = colon + 1;
   }
-  auto dur = [&](const std::string& s, int64_t* v) { return parse_duration(s, v) && *v >= 0; };
+  auto dur = [&](const std::string& s, int64_t* v) { return sim::parse_duration(s, v) && *v >= 0; };
   const std::string bad = param + ": expected a duration (5us) or uniform:A:B, exp:MEAN, "
                                   "normal:MEAN:SD with durations >= 0 (got '" + spec + "')";
   Dist d;

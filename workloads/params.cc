@@ -2,31 +2,10 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "sim/parse.h"
 #include "workloads/workload.h"
 
 namespace workloads {
-
-bool parse_duration(const std::string& s, int64_t* ns) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (end == s.c_str()) return false;
-  const std::string unit(end);
-  double mult = 1;
-  // A number alone would be a guess at the unit (10 read as 10 ns where 10 s was meant);
-  // only zero, the same in every unit, may go without one.
-  if (unit.empty()) {
-    if (v != 0) return false;
-  } else if (unit == "ns") mult = 1;
-  else if (unit == "us") mult = 1e3;
-  else if (unit == "ms") mult = 1e6;
-  else if (unit == "s") mult = 1e9;
-  else return false;
-  const double r = v * mult;
-  if (!std::isfinite(r) || std::fabs(r) > 9.2e18) return false;
-  *ns = static_cast<int64_t>(std::llround(r));
-  return true;
-}
 
 std::string Params::get(const std::string& name) const {
   auto it = values_.find(name);
@@ -58,7 +37,7 @@ double Params::get_double(const std::string& name) const {
 
 int64_t Params::get_ns(const std::string& name) const {
   int64_t ns = 0;
-  if (!parse_duration(get(name), &ns)) {
+  if (!sim::parse_duration(get(name), &ns)) {
     if (error_.empty()) error_ = name + ": expected a duration like 10us, 5ms, 1s (got '" + get(name) + "')";
     return 0;
   }

@@ -33,7 +33,7 @@ class Params {
   // An integer in [lo, hi] (else an error naming the parameter and the range).
   int get_int_in(const std::string& name, int lo, int hi) const;
   double get_double(const std::string& name) const;
-  // Durations accept a suffix: ns, us, ms, s (default ns).
+  // A duration with its unit: ns, us, ms, s (sim::parse_duration).
   int64_t get_ns(const std::string& name) const;
   bool get_bool(const std::string& name) const;
   const std::string& error() const { return error_; }
@@ -42,10 +42,6 @@ class Params {
   std::map<std::string, std::string> values_;
   mutable std::string error_;
 };
-
-// Parses "10ms", "1.5s", "200us", "500ns"; a number needs its unit (ns, us, ms, s), except
-// 0. Returns false if malformed.
-bool parse_duration(const std::string& s, int64_t* ns);
 
 class Workload {
  public:

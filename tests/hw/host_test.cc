@@ -149,20 +149,5 @@ TEST(HostMachine, LoadsTheRunningHostFromSys) {
   EXPECT_EQ(m.name, "host");
 }
 
-TEST(ParseCpuList, AcceptsRangesAndSinglesInAnyOrder) {
-  std::vector<int> cpus;
-  ASSERT_TRUE(parse_cpu_list("8,0-2,5", &cpus));
-  EXPECT_EQ(cpus, (std::vector<int>{0, 1, 2, 5, 8}));
-  ASSERT_TRUE(parse_cpu_list("3", &cpus));
-  EXPECT_EQ(cpus, std::vector<int>{3});
-}
-
-TEST(ParseCpuList, RejectsGarbageReversedRangesAndHugeIds) {
-  std::vector<int> cpus;
-  for (const char* s : {"", "a", "1-", "3-1", "1,,2", "0-99999", "-1", "1 2"}) {
-    EXPECT_FALSE(parse_cpu_list(s, &cpus)) << s;
-  }
-}
-
 }  // namespace
 }  // namespace hw

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "report/json.h"
+#include "report/output_file.h"
 #include "report/results.h"
 #include "report/table.h"
 

@@ -1,5 +1,5 @@
-// The simulator's prediction for a real run, side by side.
-#include "cli/real_compare.h"
+// `schedlab real ... --compare-sim`: the simulator's prediction for a real run, side by side.
+#include "cli/cli.h"
 
 #include <algorithm>
 #include <fmt/format.h>

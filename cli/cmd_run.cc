@@ -1,0 +1,48 @@
+// `schedlab run`: one experiment, its table and optionally its JSON.
+#include "cli/cli.h"
+
+#include <algorithm>
+#include <functional>
+#include <iostream>
+
+#include "report/json.h"
+#include "report/output_file.h"
+#include "report/table.h"
+
+namespace cli {
+
+int do_run(const RunOptions& o) {
+  scenario::Experiment e;
+  if (std::string err = build_experiment(o, &e); !err.empty()) return fail(err);
+  long long proc_pid = 0;
+  if (!o.proc.empty())
+    if (std::string err = parse_int_option("--proc", o.proc, 1, INT32_MAX, &proc_pid); !err.empty())
+      return fail(err);
+  if (proc_pid && o.json == "-")
+    return fail("--proc: the dump is printed with the table, which --json - suppresses");
+  // The destination is checked (its temporary created) before the run, not after it.
+  report::OutputFile out;
+  std::string werr;
+  if (!o.json.empty() && !out.open(o.json, &werr)) return fail(werr);
+
+  report::Results r;
+  ProgressLine progress(e.duration_ns);
+  if (std::string err = scenario::run(e, &r, std::ref(progress)); !err.empty()) return fail(err);
+  // Checked before anything is written: a bad pid leaves no output file.
+  if (proc_pid && std::none_of(r.tasks.begin(), r.tasks.end(),
+                               [&](const report::TaskResult& t) { return t.pid == proc_pid; }))
+    return fail("--proc: no task with pid " + std::to_string(proc_pid));
+  if (!o.json.empty() && !out.commit(report::render_json(r), &werr)) return fail(werr);
+  if (o.json != "-") {
+    report::TableOptions t;
+    t.per_task = o.per_task;
+    t.per_cpu = o.per_cpu;
+    std::cout << report::render_table(r, t);
+    for (const report::TaskResult& task : r.tasks)
+      if (proc_pid && task.pid == proc_pid)
+        std::cout << "\n" << report::render_proc_sched(task, report::nr_threads(r, task.tgid));
+  }
+  return 0;
+}
+
+}  // namespace cli
