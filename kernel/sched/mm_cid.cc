@@ -83,6 +83,16 @@ uint64_t mm_cid_scan_delay_jiffies(const Kernel* k) {
   return (100 * hz + 999) / 1000;  // msecs_to_jiffies() rounds up
 }
 
+bool mm_cid_scan_due(const Kernel* k, mm_mm_cid* c) {
+  const uint64_t now = k->jiffies();
+  uint64_t old_scan = c->next_scan;
+  const uint64_t next_scan = now + mm_cid_scan_delay_jiffies(k);
+  if (!old_scan) old_scan = c->next_scan = next_scan;
+  if (now < old_scan) return false;  // time_before(now, old_scan)
+  c->next_scan = next_scan;
+  return true;
+}
+
 void mm_cid_charge_scan(rq* rq, mm_struct* mm, int cpus) {
   const sim::Time cost = static_cast<sim::Time>(cpus) * rq->k->machine_.costs.mm_cid_scan_cpu_ns;
   cpu_charge(rq, cost);

@@ -126,6 +126,9 @@ unsigned cidmask_first_zero(const mm_struct* mm, unsigned limit);
 int cidmask_weight(const mm_struct* mm);
 // msecs_to_jiffies(MM_CID_SCAN_DELAY = 100).
 uint64_t mm_cid_scan_delay_jiffies(const Kernel* k);
+// task_mm_cid_work()'s rate limit: false if the mm's next scan is not due yet; otherwise
+// moves mm_cid_next_scan 100 ms ahead and returns true (the first call only sets the date).
+bool mm_cid_scan_due(const Kernel* k, mm_mm_cid* c);
 // The scan's CPU time: `cpus` possible CPUs visited (costs.mm_cid_scan_cpu_ns each), charged
 // as kernel time of the task it runs in; recorded in the mm's statistics.
 void mm_cid_charge_scan(rq* rq, mm_struct* mm, int cpus);

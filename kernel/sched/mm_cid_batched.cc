@@ -44,12 +44,7 @@ void task_mm_cid_scan(rq* rq, task_struct* t) {
   const unsigned nposs = static_cast<unsigned>(k->nr_cpus());
   const unsigned batch = c.scan_batch;
   if (batch == 0) {
-    const uint64_t now = k->jiffies();
-    uint64_t old_scan = c.next_scan;
-    const uint64_t next_scan = now + mm_cid_scan_delay_jiffies(k);
-    if (!old_scan) old_scan = c.next_scan = next_scan;
-    if (now < old_scan) return;
-    c.next_scan = next_scan;
+    if (!mm_cid_scan_due(k, &c)) return;
     c.pass_start = k->now();
   }
   const unsigned start = batch * batch_size(k);  // cpumask_nth(batch * BATCH, possible)

@@ -254,12 +254,7 @@ void task_mm_cid_work(rq* rq, task_struct* t) {
   mm_struct* mm = t->mm;
   if (t->exited || !mm) return;
   mm_mm_cid& c = mm->cid;
-  const uint64_t now = k->jiffies();
-  uint64_t old_scan = c.next_scan;
-  const uint64_t next_scan = now + mm_cid_scan_delay_jiffies(k);
-  if (!old_scan) old_scan = c.next_scan = next_scan;
-  if (now < old_scan) return;
-  c.next_scan = next_scan;
+  if (!mm_cid_scan_due(k, &c)) return;
   const int n = k->nr_cpus();
   for (int cpu = 0; cpu < n; ++cpu) sched_mm_cid_remote_clear_old(k, mm, cpu);
   const int weight = cidmask_weight(mm);
