@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "kernel/slice_ext.h"
 #include "sim/parse.h"
 
 namespace kernel {
@@ -290,11 +291,10 @@ std::string validate_config(const KernelConfig& cfg) {
     return "fair_server.runtime_ns: must not exceed fair_server.period_ns (" +
            std::to_string(cfg.fair_server_runtime_ns) + " > " +
            std::to_string(cfg.fair_server_period_ns) + ")";
-  // 7.0 bounds debugfs rseq/slice_ext_nsec to 5..50 us (ERANGE outside).
-  if (cfg.slice_ext.abi == SliceExtAbi::Mainline && cfg.slice_ext.nsec != 0 &&
-      (cfg.slice_ext.nsec < 5000 || cfg.slice_ext.nsec > 50000))
-    return "slice_ext.nsec: mainline bounds the extension to 5us..50us (debugfs "
-           "rseq/slice_ext_nsec; got " + std::to_string(cfg.slice_ext.nsec) + "ns)";
+  // The design's bounds on the grant length (7.0: debugfs rseq/slice_ext_nsec, ERANGE outside).
+  if (std::string e = slice_ext_check_nsec(slice_ext_select(cfg.slice_ext.abi), cfg.slice_ext.nsec);
+      !e.empty())
+    return e;
   // mm_cid: 6.4..6.18 have the lazy per-(mm, CPU) IDs with the 100 ms scan; the batched
   // series (v2, July 2025) patches that code as of 6.16 (with 6.14's max_nr_cid); 6.19
   // replaced both with per-task / per-CPU ownership (653fda7ae73d).

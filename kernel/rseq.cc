@@ -27,16 +27,16 @@ void rseq_reset(Kernel* k, task_struct* p) {
   p->slice.granted = p->slice.enabled = p->slice.yielded = p->slice.syscall_work = false;
   p->slice.rseq_v2 = rs && rseq_register_v2(k);
   if (!rs) return;
-  const bool mainline = k->cfg_.slice_ext.abi == SliceExtAbi::Mainline;
-  if (!mainline || p->slice.rseq_v2) rs->slice_request = rs->slice_granted = 0;
-  rs->flags = mainline && p->slice.rseq_v2 ? unsigned{RSEQ_CS_FLAG_SLICE_EXT_AVAILABLE} : 0u;
+  const bool slice_ctrl = slice_ext(k)->rseq_slice_ctrl;
+  if (!slice_ctrl || p->slice.rseq_v2) rs->slice_request = rs->slice_granted = 0;
+  rs->flags = slice_ctrl && p->slice.rseq_v2 ? unsigned{RSEQ_CS_FLAG_SLICE_EXT_AVAILABLE} : 0u;
 }
 
 // task_getshared(option, flags, uaddr): arg[0] option, arg[1] flags (unused), arg[2] the
 // address of an int64 that receives the address of this thread's sched_delay word.
 int64_t sys_task_getshared(rq* rq, task_struct* p, const UserAction& a) {
   Kernel* k = rq->k;
-  if (k->cfg_.slice_ext.abi != SliceExtAbi::Rfc) return -ENOSYS;  // not an RFC kernel
+  if (!(slice_ext(k)->syscalls & SLICE_EXT_SYS_TASK_GETSHARED)) return -ENOSYS;  // not an RFC kernel
   if (a.arg[0] != TASK_SHAREDINFO) return -EINVAL;
   int64_t* uaddr = reinterpret_cast<int64_t*>(a.arg[2]);
   if (!p->slice.shared) {
@@ -65,7 +65,7 @@ int64_t sys_prctl(rq* rq, task_struct* p, const UserAction& a) {
   }
   if (a.arg[1] != PR_RSEQ_SLICE_EXTENSION_SET) return -EINVAL;
   if (a.arg[2] & ~static_cast<int64_t>(PR_RSEQ_SLICE_EXT_ENABLE)) return -EINVAL;
-  if (k->cfg_.slice_ext.abi != SliceExtAbi::Mainline) return -ENOTSUPP;  // CONFIG off
+  if (!(slice_ext(k)->syscalls & SLICE_EXT_SYS_PRCTL)) return -ENOTSUPP;  // CONFIG off
   rseq_area* rs = p->user ? p->user->rseq : nullptr;
   if (!rs || !k->cfg_.slice_ext.rseq_registered) return -ENXIO;
   if (!p->slice.rseq_v2) return -ENOTSUPP;  // 7.0.10+: a legacy registration (rseq_v2())
@@ -79,7 +79,7 @@ int64_t sys_prctl(rq* rq, task_struct* p, const UserAction& a) {
 // rseq_slice_yield(): the entry work already rescheduled; report whether the grant was
 // still active (T10).
 int64_t sys_rseq_slice_yield(rq* rq, task_struct* p, const UserAction&) {
-  if (rq->k->cfg_.slice_ext.abi != SliceExtAbi::Mainline) return -ENOSYS;
+  if (!(slice_ext(rq)->syscalls & SLICE_EXT_SYS_RSEQ_SLICE_YIELD)) return -ENOSYS;
   const bool y = p->slice.yielded;
   p->slice.yielded = false;
   return y ? 1 : 0;

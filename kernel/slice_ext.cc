@@ -4,6 +4,7 @@
 #include "kernel/slice_ext.h"
 
 #include <algorithm>
+#include <string>
 
 #include "kernel/cpu_exec.h"
 #include "kernel/entry/common.h"
@@ -19,11 +20,13 @@ void none_schedule_prev(rq*, task_struct*) {}
 bool none_syscall_enter(rq*, task_struct*, int) { return false; }
 bool none_sched_yield(rq*, task_struct*) { return false; }
 void none_timer_fn(rq*) {}
+}  // namespace
+
 const slice_ext_ops slice_ext_none_ops = {
-    "none", none_delay_resched, none_exit_to_user, none_schedule_prev,
+    "none", false, 0, 0, 0, nullptr, 0, false, nullptr, 0,
+    none_delay_resched, none_exit_to_user, none_schedule_prev,
     none_syscall_enter, none_sched_yield, none_timer_fn,
 };
-}  // namespace
 
 const slice_ext_ops* slice_ext_select(SliceExtAbi abi) {
   switch (abi) {
@@ -36,11 +39,19 @@ const slice_ext_ops* slice_ext_select(SliceExtAbi abi) {
 }
 
 const slice_ext_ops* slice_ext(const rq* rq) { return rq->k->slice_ops; }
+const slice_ext_ops* slice_ext(const Kernel* k) { return k->slice_ops; }
+
+std::string slice_ext_check_nsec(const slice_ext_ops* ops, sim::Time nsec) {
+  if (nsec == 0 || ops->max_nsec == 0 || (nsec >= ops->min_nsec && nsec <= ops->max_nsec))
+    return "";
+  return std::string("slice_ext.nsec: ") + ops->name + " bounds the extension to " +
+         std::to_string(ops->min_nsec / 1000) + "us.." + std::to_string(ops->max_nsec / 1000) +
+         "us (" + ops->nsec_knob + "; got " + std::to_string(nsec) + "ns)";
+}
 
 sim::Time slice_ext_nsec(const Kernel* k) {
-  const SliceExtConfig& c = k->cfg_.slice_ext;
-  if (c.nsec > 0) return c.nsec;
-  return c.abi == SliceExtAbi::Mainline ? 5000 : 50000;
+  const sim::Time nsec = k->cfg_.slice_ext.nsec;
+  return nsec > 0 ? nsec : k->slice_ops->default_nsec;
 }
 
 // The lazy variant (Prakash): while curr holds a grant it will be preempted soon by the

@@ -10,8 +10,38 @@
 
 namespace kernel {
 
+// One statistics counter of a design: where it lives in slice_ext_task, its name in
+// /proc/<pid>/sched (nullptr: not per task) and as a summed run metric (nullptr: none).
+struct slice_ext_counter {
+  const char* proc_name;
+  const char* metric_name;
+  const char* help;
+  u64 slice_ext_task::*member;
+  bool only_with_rseq_miss;  // the metric exists only when rseq pages can be missing
+};
+
+// Syscalls a design provides (sys_task_getshared() and friends return -ENOSYS otherwise).
+enum : unsigned {
+  SLICE_EXT_SYS_TASK_GETSHARED = 1u << 0,  // RFC: task_getshared(TASK_SHAREDINFO)
+  SLICE_EXT_SYS_PRCTL = 1u << 1,           // 7.0: prctl(PR_RSEQ_SLICE_EXTENSION, SET)
+  SLICE_EXT_SYS_RSEQ_SLICE_YIELD = 1u << 2,  // 7.0: rseq_slice_yield()
+};
+
 struct slice_ext_ops {
   const char* name;
+  // false only for "none" (CONFIG off): nothing to report, no requests to make.
+  bool configured;
+  // Grant length when slice_ext.nsec is 0, and the bounds the kernel accepts for it
+  // (max_nsec 0: unbounded); nsec_knob names where the kernel takes it.
+  sim::Time default_nsec, min_nsec, max_nsec;
+  const char* nsec_knob;
+  unsigned syscalls;  // SLICE_EXT_SYS_*
+  // The request lives in struct rseq's slice_ctrl (7.0): sys_rseq() writes it and advertises
+  // RSEQ_CS_FLAG_SLICE_EXT_AVAILABLE only for a v2 registration (rseq_reset()).
+  bool rseq_slice_ctrl;
+  // Statistics counters in the order they are reported; nr_counters entries.
+  const slice_ext_counter* counters;
+  int nr_counters;
   // exit_to_user_mode_loop(), a need-resched bit set: true = return to user space without
   // schedule() (the caller then clears both bits). Called on every return path; a design
   // checks itself whether the task entered by interrupt (p->slice.user_irq).
@@ -35,11 +65,15 @@ struct slice_ext_ops {
 extern const slice_ext_ops slice_ext_rfc_ops;       // slice_ext_rfc.cc
 extern const slice_ext_ops slice_ext_rseq2023_ops;  // slice_ext_rseq2023.cc
 extern const slice_ext_ops slice_ext_mainline_ops;  // slice_ext_mainline.cc
+extern const slice_ext_ops slice_ext_none_ops;      // slice_ext.cc
 
 const slice_ext_ops* slice_ext_select(SliceExtAbi abi);
 
 // Seams used by core.cc / entry/common.cc / syscalls.cc (one call each).
 const slice_ext_ops* slice_ext(const rq* rq);
+const slice_ext_ops* slice_ext(const Kernel* k);
+// "" or the error for slice_ext.nsec outside the design's bounds.
+std::string slice_ext_check_nsec(const slice_ext_ops* ops, sim::Time nsec);
 bool slice_ext_defer_remote_resched(rq* rq);
 void slice_ext_timer_fn(sim::Timer* t, sim::Time now);
 // Arms this rq's enforcement timer at absolute `expires` (costs an hrtimer programming).

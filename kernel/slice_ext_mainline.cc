@@ -4,6 +4,8 @@
 // ends a grant (yield or abort), reset on reschedule. include/linux/rseq_entry.h,
 // kernel/rseq.c, kernel/entry/common.c of v7.0; transitions T3..T11 as docs/sources.md
 // lists them.
+#include <iterator>
+
 #include "kernel/kernel.h"
 #include "kernel/cpu_exec.h"
 #include "kernel/slice_ext.h"
@@ -114,10 +116,24 @@ void mainline_timer_fn(rq* rq) {
   curr->thread_flags |= TIF_NEED_RESCHED;
 }
 
+// debugfs rseq/stats (per-CPU sums), kept per task here.
+const slice_ext_counter mainline_counters[] = {
+    {"slice_ext.granted", "slice_ext_granted", "extensions granted (kernel)", &slice_ext_task::nr_granted, false},
+    {"slice_ext.expired", "slice_ext_expired", "grants ended by the timer", &slice_ext_task::nr_expired, false},
+    {"slice_ext.revoked", "slice_ext_revoked", "grants revoked (further reschedule, reschedule)", &slice_ext_task::nr_revoked, false},
+    {"slice_ext.yielded", "slice_ext_yielded", "grants ended by rseq_slice_yield()", &slice_ext_task::nr_yielded, false},
+    {"slice_ext.aborted", "slice_ext_aborted", "grants ended by another syscall", &slice_ext_task::nr_aborted, false},
+    {"slice_ext.missed", "slice_ext_missed", "hints missed: rseq page not resident", &slice_ext_task::nr_missed, true},
+};
+
 }  // namespace
 
+// rseq_slice_ext_nsec: 5 us by default, debugfs accepts 5..50 us (ERANGE outside).
 const slice_ext_ops slice_ext_mainline_ops = {
-    "mainline", mainline_delay_resched, mainline_exit_to_user, mainline_schedule_prev,
+    "mainline", true, 5000, 5000, 50000, "debugfs rseq/slice_ext_nsec",
+    SLICE_EXT_SYS_PRCTL | SLICE_EXT_SYS_RSEQ_SLICE_YIELD, true,
+    mainline_counters, static_cast<int>(std::size(mainline_counters)),
+    mainline_delay_resched, mainline_exit_to_user, mainline_schedule_prev,
     mainline_syscall_enter, mainline_sched_yield, mainline_timer_fn,
 };
 

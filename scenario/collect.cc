@@ -9,6 +9,7 @@
 #include "kernel/config.h"
 #include "kernel/kernel.h"
 #include "kernel/sched/pelt.h"
+#include "kernel/slice_ext.h"
 #include "workloads/common.h"
 
 namespace scenario {
@@ -64,8 +65,8 @@ void collect_run(const Experiment& e, const std::string& machine_name,
   r.params = params;
   for (const auto& [key, value] : e.kernel_settings) r.kernel_params[key] = value;
   for (const auto& [key, value] : e.machine_costs) r.machine_costs[key] = value;
-  if (cfg.slice_ext.abi != kernel::SliceExtAbi::None)
-    r.kernel_params["slice_ext"] = kernel::slice_ext_abi_name(cfg.slice_ext.abi);
+  const kernel::slice_ext_ops* ext = kernel::slice_ext(&k);
+  if (ext->configured) r.kernel_params["slice_ext"] = ext->name;
   r.events = events;
   for (const auto& t : k.tasks()) {
     report::TaskResult tr;
@@ -98,18 +99,10 @@ void collect_run(const Experiment& e, const std::string& machine_name,
     tr.util_avg = t->se.avg.util_avg;
     tr.util_est = t->se.avg.util_est & ~kernel::UTIL_AVG_UNCHANGED;
     tr.cpu = t->cpu;
-    const kernel::slice_ext_task& x = t->slice;
-    if (cfg.slice_ext.abi == kernel::SliceExtAbi::Rfc) {
-      // The RFC's schedstats, as /proc/<pid>/sched prints them.
-      tr.extra["nr_preempt_delay_granted"] = static_cast<int64_t>(x.nr_granted);
-      tr.extra["nr_preempt_delay_denied"] = static_cast<int64_t>(x.nr_denied);
-    } else if (cfg.slice_ext.abi != kernel::SliceExtAbi::None) {
-      tr.extra["slice_ext.granted"] = static_cast<int64_t>(x.nr_granted);
-      tr.extra["slice_ext.expired"] = static_cast<int64_t>(x.nr_expired);
-      tr.extra["slice_ext.revoked"] = static_cast<int64_t>(x.nr_revoked);
-      tr.extra["slice_ext.yielded"] = static_cast<int64_t>(x.nr_yielded);
-      tr.extra["slice_ext.aborted"] = static_cast<int64_t>(x.nr_aborted);
-      tr.extra["slice_ext.missed"] = static_cast<int64_t>(x.nr_missed);
+    // The design's per-task counters, as /proc/<pid>/sched prints them.
+    for (int i = 0; i < ext->nr_counters; ++i) {
+      const kernel::slice_ext_counter& c = ext->counters[i];
+      if (c.proc_name) tr.extra[c.proc_name] = static_cast<int64_t>(t->slice.*c.member);
     }
     r.tasks.push_back(std::move(tr));
   }
@@ -130,27 +123,15 @@ void collect_metrics(const Experiment& e, const kernel::KernelConfig& cfg, const
                      report::Results* out) {
   report::Results& r = *out;
   add_generic_metrics(&r, e.duration_ns);
-  if (cfg.slice_ext.abi != kernel::SliceExtAbi::None) {
-    // The kernel's side of the extension, summed over tasks (7.0 sums per-CPU counters the
-    // same way in debugfs rseq/stats).
-    uint64_t g = 0, d = 0, ex = 0, rv = 0, y = 0, ab = 0, ms = 0;
-    for (const auto& t : k.tasks()) {
-      g += t->slice.nr_granted, d += t->slice.nr_denied, ex += t->slice.nr_expired;
-      rv += t->slice.nr_revoked, y += t->slice.nr_yielded, ab += t->slice.nr_aborted;
-      ms += t->slice.nr_missed;
-    }
-    auto add = [&](const char* n, uint64_t v, const char* help) {
-      r.metrics.push_back({n, static_cast<double>(v), "", help});
-    };
-    add("slice_ext_granted", g, "extensions granted (kernel)");
-    if (cfg.slice_ext.abi == kernel::SliceExtAbi::Rfc) add("slice_ext_denied", d, "requests DENIED while granted");
-    add("slice_ext_expired", ex, "grants ended by the timer");
-    if (cfg.slice_ext.abi == kernel::SliceExtAbi::Mainline) {
-      add("slice_ext_revoked", rv, "grants revoked (further reschedule, reschedule)");
-      add("slice_ext_yielded", y, "grants ended by rseq_slice_yield()");
-      add("slice_ext_aborted", ab, "grants ended by another syscall");
-    }
-    if (cfg.slice_ext.rseq_miss > 0) add("slice_ext_missed", ms, "hints missed: rseq page not resident");
+  // The kernel's side of the extension, summed over tasks (7.0 sums per-CPU counters the
+  // same way in debugfs rseq/stats), in the design's order.
+  const kernel::slice_ext_ops* ext = kernel::slice_ext(&k);
+  for (int i = 0; i < ext->nr_counters; ++i) {
+    const kernel::slice_ext_counter& c = ext->counters[i];
+    if (!c.metric_name || (c.only_with_rseq_miss && !(cfg.slice_ext.rseq_miss > 0))) continue;
+    uint64_t sum = 0;
+    for (const auto& t : k.tasks()) sum += t->slice.*c.member;
+    r.metrics.push_back({c.metric_name, static_cast<double>(sum), "", c.help});
   }
   r.warnings = k.warnings().count;
   r.first_warning = k.warnings().first;

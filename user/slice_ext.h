@@ -6,7 +6,8 @@
 //             cleared it, the extension was granted: sched_yield().
 //   mainline  prctl(PR_RSEQ_SLICE_EXTENSION, SET, ENABLE) once; slice_ctrl.request = 1;
 //             after, request = 0 and read granted: if set, rseq_slice_yield().
-// Per-thread counters of requests, grants seen, denials seen and yields.
+// Each protocol is a table (SliceExtProtocol, user/slice_ext.cc); the client counts requests,
+// grants seen, denials seen and yields the same way for all of them.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -18,6 +19,22 @@ namespace user {
 
 using SliceAbi = kernel::SliceExtAbi;
 
+// What one design asks of a thread: the state its protocol keeps (`shared_addr`: the RFC's
+// task_getshared() answer) is the client's.
+struct SliceExtProtocol {
+  bool configured;  // false only for "none": init() succeeds, requests are no-ops
+  // Per-thread set-up: 0 or -errno.
+  Task<int64_t> (*init)(Thread& t, int64_t* shared_addr);
+  // Before the critical section: one store.
+  void (*request)(Thread& t, int64_t shared_addr);
+  // After it: withdraws the request; true if granted; *denied if the kernel said DENIED.
+  bool (*release)(Thread& t, int64_t shared_addr, bool* denied);
+  // Gives the CPU back after a grant.
+  Thread::Action (*yield)(Thread& t);
+};
+
+const SliceExtProtocol* slice_ext_protocol(SliceAbi abi);
+
 class SliceExtClient {
  public:
   struct Counters {
@@ -27,7 +44,7 @@ class SliceExtClient {
     uint64_t yields = 0;
   };
 
-  explicit SliceExtClient(SliceAbi abi) : abi_(abi) {}
+  explicit SliceExtClient(SliceAbi abi) : abi_(abi), proto_(slice_ext_protocol(abi)) {}
   // Per-thread set-up: the syscall of the ABI (task_getshared / prctl). Returns 0 or -errno;
   // on failure the client stays inactive (requests are no-ops), like the real library's
   // "none" backend.
@@ -45,6 +62,7 @@ class SliceExtClient {
 
  private:
   SliceAbi abi_;
+  const SliceExtProtocol* proto_;
   bool active_ = false;
   bool requested_ = false;
   int64_t shared_addr_ = 0;  // RFC: the address task_getshared() returned

@@ -120,13 +120,13 @@ void report_lock_metrics(const kernel::Kernel& k, int tgid, sim::Time duration, 
     r->notices.push_back(
         std::string("the clients use ext=") + kernel::slice_ext_abi_name(abi) +
         " but the kernel carries slice_ext=" + kernel::slice_ext_abi_name(kabi) +
-        (abi == user::SliceAbi::None ? ": nothing is requested"
+        (!user::slice_ext_protocol(abi)->configured ? ": nothing is requested"
                                      : ": requests are never granted (set slice_ext too)"));
   }
   size_t failed = 0;
   int64_t first_err = 0;
   for (size_t i = 0; i < clients.size() && i < init_ret.size(); ++i)
-    if (abi != user::SliceAbi::None && !clients[i]->active()) {
+    if (user::slice_ext_protocol(abi)->configured && !clients[i]->active()) {
       if (!failed++) first_err = init_ret[i];
     }
   if (failed)

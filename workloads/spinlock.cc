@@ -105,7 +105,7 @@ class SpinLockWorkload : public Workload {
                           "of client CPU", "share of the clients' CPU time burnt spinning"});
     r->metrics.push_back({"spin_cpu_seconds_per_second", static_cast<double>(spin) / 1e9 / secs,
                           "CPUs", "CPU time burnt spinning per second of run"});
-    if (s_.ext != kernel::SliceExtAbi::None) {
+    if (user::slice_ext_protocol(s_.ext)->configured) {
       r->metrics.push_back({"slice_ext_requests", static_cast<double>(s_.requests), "",
                             "critical sections run with an extension request"});
       r->metrics.push_back({"slice_ext_grants_seen", static_cast<double>(s_.grants), "",

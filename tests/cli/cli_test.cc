@@ -592,3 +592,54 @@ TEST(CompareDeathTest, ThreadsThatCannotBeCreatedAreDoneWithout) {
   EXPECT_EXIT(body(), ::testing::ExitedWithCode(0), "");
 }
 #endif
+
+// Each design's counters table decides what a run reports: the per-task counters under their
+// /proc/<pid>/sched names, and the summed metrics in the design's order, slice_ext_missed
+// only when rseq pages can be missing. spinlock adds its request metrics for any design.
+TEST(Scenario, EachSliceExtDesignReportsItsOwnCountersInItsOrder) {
+  struct Want {
+    const char* ext;
+    const char* miss;
+    std::vector<std::string> extra, metrics;
+  };
+  const std::vector<Want> wants = {
+      {"none", "0", {}, {}},
+      {"rfc", "0", {"nr_preempt_delay_denied", "nr_preempt_delay_granted"},
+       {"slice_ext_requests", "slice_ext_grants_seen", "slice_ext_granted", "slice_ext_denied",
+        "slice_ext_expired"}},
+      {"rfc", "0.1", {"nr_preempt_delay_denied", "nr_preempt_delay_granted"},
+       {"slice_ext_requests", "slice_ext_grants_seen", "slice_ext_granted", "slice_ext_denied",
+        "slice_ext_expired", "slice_ext_missed"}},
+      {"rseq2023", "0.1",
+       {"slice_ext.aborted", "slice_ext.expired", "slice_ext.granted", "slice_ext.missed",
+        "slice_ext.revoked", "slice_ext.yielded"},
+       {"slice_ext_requests", "slice_ext_grants_seen", "slice_ext_granted", "slice_ext_expired",
+        "slice_ext_missed"}},
+      {"mainline", "0",
+       {"slice_ext.aborted", "slice_ext.expired", "slice_ext.granted", "slice_ext.missed",
+        "slice_ext.revoked", "slice_ext.yielded"},
+       {"slice_ext_requests", "slice_ext_grants_seen", "slice_ext_granted", "slice_ext_expired",
+        "slice_ext_revoked", "slice_ext_yielded", "slice_ext_aborted"}},
+  };
+  for (const Want& w : wants) {
+    SCOPED_TRACE(std::string(w.ext) + " rseq_miss=" + w.miss);
+    scenario::Experiment e;
+    for (const std::string& s :
+         {std::string("workload=spinlock"), std::string("machine=small4"), std::string("threads=4"),
+          std::string("hogs=2"), std::string("duration=20ms"), "ext=" + std::string(w.ext),
+          "slice_ext.rseq_miss=" + std::string(w.miss)})
+      ASSERT_EQ(scenario::set_assignment(&e, s), "");
+    report::Results r;
+    ASSERT_EQ(scenario::run(e, &r), "");
+    std::vector<std::string> metrics;
+    for (const report::Metric& m : r.metrics)
+      if (m.name.rfind("slice_ext_", 0) == 0) metrics.push_back(m.name);
+    EXPECT_EQ(metrics, w.metrics);
+    ASSERT_FALSE(r.tasks.empty());
+    std::vector<std::string> extra;
+    for (const auto& [key, value] : r.tasks.front().extra)
+      if (key.rfind("slice_ext", 0) == 0 || key.rfind("nr_preempt_delay", 0) == 0) extra.push_back(key);
+    EXPECT_EQ(extra, w.extra);
+    EXPECT_EQ(r.kernel_params.count("slice_ext"), std::string(w.ext) == "none" ? 0u : 1u);
+  }
+}

@@ -657,3 +657,42 @@ TEST(SliceExtPolicy, LazyRemoteLeavesAGrantedCpuAlone) {
     EXPECT_EQ(rq0->ex.ipi_timer.armed, !lazy);
   }
 }
+
+// slice_ext.nsec is bounded by the design's table: 7.0's debugfs knob accepts 5..50 us
+// (ERANGE outside), the hrtick designs take any length; 0 means the design's default.
+TEST(SliceExtOps, TheGrantLengthBoundsAndDefaultComeFromTheDesignsTable) {
+  kernel::KernelConfig c = config(Abi::Mainline);
+  c.slice_ext.nsec = 4999;
+  EXPECT_EQ(kernel::validate_config(c),
+            "slice_ext.nsec: mainline bounds the extension to 5us..50us (debugfs "
+            "rseq/slice_ext_nsec; got 4999ns)");
+  c.slice_ext.nsec = 50001;
+  EXPECT_NE(kernel::validate_config(c).find("got 50001ns"), std::string::npos);
+  for (int64_t ok : {0, 5000, 50000}) {
+    c.slice_ext.nsec = ok;
+    EXPECT_EQ(kernel::validate_config(c), "") << ok;
+  }
+  for (Abi abi : {Abi::None, Abi::Rfc, Abi::Rseq2023}) {
+    kernel::KernelConfig o = config(abi);
+    o.slice_ext.nsec = 1000;
+    EXPECT_EQ(kernel::validate_config(o), "") << kernel::slice_ext_abi_name(abi);
+  }
+  EXPECT_EQ(kernel::slice_ext_select(Abi::Mainline)->default_nsec, 5000);
+  EXPECT_EQ(kernel::slice_ext_select(Abi::Rfc)->default_nsec, 50000);
+  EXPECT_EQ(kernel::slice_ext_select(Abi::Rseq2023)->default_nsec, 50000);
+  EXPECT_FALSE(kernel::slice_ext_select(Abi::None)->configured);
+  EXPECT_EQ(kernel::slice_ext_select(Abi::None)->nr_counters, 0);
+}
+
+// rseq_slice_yield() exists only where the design lists it (7.0).
+TEST(SliceExtOps, RseqSliceYieldIsNotASyscallOnOtherDesigns) {
+  for (Abi abi : {Abi::None, Abi::Rfc, Abi::Rseq2023}) {
+    Sim s(flat_machine(1), config(abi));
+    int64_t r = 0;
+    s.spawn(on(0), [&](user::Thread& t) -> user::Program {
+      r = co_await t.syscall(kernel::NR_rseq_slice_yield);
+    });
+    s.run(sim::kNsecPerMsec);
+    EXPECT_EQ(r, -ENOSYS) << kernel::slice_ext_abi_name(abi);
+  }
+}
