@@ -6,6 +6,7 @@ namespace workloads {
 WorkloadInfo extend_sched2_workload();
 WorkloadInfo hog_workload();
 WorkloadInfo locktable_workload();
+WorkloadInfo mm_cid_compaction_test_workload();
 WorkloadInfo oltp_workload();
 WorkloadInfo spinlock_workload();
 WorkloadInfo wakeup_latency_workload();
@@ -13,7 +14,7 @@ WorkloadInfo wakeup_latency_workload();
 const std::vector<WorkloadInfo>& registry() {
   static const std::vector<WorkloadInfo> all = {
       extend_sched2_workload(), hog_workload(),      locktable_workload(),
-      oltp_workload(),          spinlock_workload(), wakeup_latency_workload()};
+      mm_cid_compaction_test_workload(), oltp_workload(),          spinlock_workload(), wakeup_latency_workload()};
   return all;
 }
 
