@@ -3,6 +3,7 @@
 
 namespace workloads {
 
+WorkloadInfo cyclictest_workload();
 WorkloadInfo extend_sched2_workload();
 WorkloadInfo hog_workload();
 WorkloadInfo locktable_workload();
@@ -13,8 +14,14 @@ WorkloadInfo wakeup_latency_workload();
 
 const std::vector<WorkloadInfo>& registry() {
   static const std::vector<WorkloadInfo> all = {
-      extend_sched2_workload(), hog_workload(),      locktable_workload(),
-      mm_cid_compaction_test_workload(), oltp_workload(),          spinlock_workload(), wakeup_latency_workload()};
+      cyclictest_workload(),
+      extend_sched2_workload(),
+      hog_workload(),
+      locktable_workload(),
+      mm_cid_compaction_test_workload(),
+      oltp_workload(),
+      spinlock_workload(),
+      wakeup_latency_workload()};
   return all;
 }
 
