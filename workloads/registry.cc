@@ -5,6 +5,7 @@ namespace workloads {
 
 WorkloadInfo cyclictest_workload();
 WorkloadInfo extend_sched2_workload();
+WorkloadInfo hackbench_workload();
 WorkloadInfo hog_workload();
 WorkloadInfo locktable_workload();
 WorkloadInfo mm_cid_compaction_test_workload();
@@ -16,6 +17,7 @@ const std::vector<WorkloadInfo>& registry() {
   static const std::vector<WorkloadInfo> all = {
       cyclictest_workload(),
       extend_sched2_workload(),
+      hackbench_workload(),
       hog_workload(),
       locktable_workload(),
       mm_cid_compaction_test_workload(),
