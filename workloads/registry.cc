@@ -3,17 +3,27 @@
 
 namespace workloads {
 
+WorkloadInfo cyclictest_workload();
 WorkloadInfo extend_sched2_workload();
+WorkloadInfo hackbench_workload();
 WorkloadInfo hog_workload();
 WorkloadInfo locktable_workload();
+WorkloadInfo mm_cid_compaction_test_workload();
 WorkloadInfo oltp_workload();
 WorkloadInfo spinlock_workload();
 WorkloadInfo wakeup_latency_workload();
 
 const std::vector<WorkloadInfo>& registry() {
   static const std::vector<WorkloadInfo> all = {
-      extend_sched2_workload(), hog_workload(),      locktable_workload(),
-      oltp_workload(),          spinlock_workload(), wakeup_latency_workload()};
+      cyclictest_workload(),
+      extend_sched2_workload(),
+      hackbench_workload(),
+      hog_workload(),
+      locktable_workload(),
+      mm_cid_compaction_test_workload(),
+      oltp_workload(),
+      spinlock_workload(),
+      wakeup_latency_workload()};
   return all;
 }
 

@@ -1,6 +1,9 @@
-// wakeup-latency: cyclictest-like. A thread sleeps until an absolute period boundary
-// (clock_nanosleep TIMER_ABSTIME) and records how late it runs; optional CPU hogs load the
-// machine. Reports the latency distribution (p50 / p99 / max).
+// wakeup-latency and cyclictest: a thread sleeps until an absolute period boundary
+// (clock_nanosleep TIMER_ABSTIME, as cyclictest -n) and records how late it runs; optional
+// CPU hogs load the machine. Reports the latency distribution (p50 / p99 / max).
+// `cyclictest` is the same program with rt-tests' cyclictest's usual measurement setup as
+// defaults: `cyclictest -S -p 99 -i 100` (one SCHED_FIFO 99 thread per CPU, each pinned to
+// its own, 100 us interval, no load).
 #include "sim/stats.h"
 #include "workloads/common.h"
 
@@ -30,10 +33,16 @@ class WakeupLatency : public Workload {
     const int prio = p.get_int_in("priority", 1, 99);
     const int cpu = p.get_int_in("cpu", -1, k.nr_cpus() - 1);
     int hogs = p.get_int_in("hogs", -1, kMaxThreads);
-    const int threads = p.get_int_in("threads", 1, kMaxThreads);
+    int threads = p.get_int_in("threads", -1, kMaxThreads);
     if (!p.error().empty()) return p.error();
-    if (s_.interval <= 0) return "interval: must be > 0";
-    if (threads < 1) return "threads: must be >= 1";
+    if (s_.interval <= 0) return "interval: must be > 0 (got '" + p.get("interval") + "')";
+    if (threads == 0) return "threads: must be >= 1 or -1 (got '0')";
+    // threads=-1: one thread per CPU, thread i pinned to CPU i (cyclictest -S: -t -a).
+    const bool per_cpu = threads < 0;
+    if (per_cpu && cpu >= 0)
+      return "cpu: must be -1 with threads=-1, which pins one thread to each CPU (got '" +
+             p.get("cpu") + "')";
+    if (per_cpu) threads = k.nr_cpus();
     int policy = SCHED_FIFO;
     if (std::string e = parse_policy("policy", p.get("policy"), &policy); !e.empty()) return e;
     if (hogs < 0) hogs = k.nr_cpus();
@@ -49,6 +58,7 @@ class WakeupLatency : public Workload {
       if (std::string e = spawn_hogs(k, hogs, 0, SCHED_NORMAL, seed); !e.empty()) return e;
     const int tgid = k.create_process("cyclictest");
     for (int i = 0; i < threads; ++i) {
+      if (per_cpu) attr.cpus = {i};
       auto th = std::make_unique<user::Thread>(&k, sim::Rng(seed, i));
       th->start(cyclic(*th, &s_));
       k.create_thread(tgid, attr, std::move(th));
@@ -76,10 +86,23 @@ WorkloadInfo wakeup_latency_workload() {
           {{"interval", "1ms", "period of the timer"},
            {"policy", "fifo", "policy of the measuring thread: fifo, rr, normal, batch"},
            {"priority", "99", "RT priority (fifo/rr)"},
-           {"threads", "1", "measuring threads"},
+           {"threads", "1", "measuring threads (-1 = one per CPU, each pinned to its own)"},
            {"cpu", "-1", "pin the measuring thread to this CPU (-1 = no pinning)"},
            {"hogs", "-1", "CPU hog threads (-1 = one per CPU)"},
            {"hogs_start", "before", "fork the hogs before the workload's threads (as schedlab real does) or after them"}},
+          [] { return std::make_unique<WakeupLatency>(); }};
+}
+
+WorkloadInfo cyclictest_workload() {
+  return {"cyclictest",
+          "cyclictest -S -p 99 -i 100: one FIFO 99 thread per CPU, 100 us period; wakeup latency",
+          {{"interval", "100us", "period of the timer (cyclictest -i)"},
+           {"policy", "fifo", "policy of the measuring threads: fifo, rr, normal, batch"},
+           {"priority", "99", "RT priority (cyclictest -p)"},
+           {"threads", "-1", "measuring threads (-1 = one per CPU, each pinned to its own: -S)"},
+           {"cpu", "-1", "pin every measuring thread to this CPU (-1 = no; needs threads >= 1)"},
+           {"hogs", "0", "CPU hog threads (-1 = one per CPU)"},
+           {"hogs_start", "before", "fork the hogs before the workload's threads or after them"}},
           [] { return std::make_unique<WakeupLatency>(); }};
 }
 

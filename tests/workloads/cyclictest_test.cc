@@ -1,0 +1,129 @@
+// The cyclictest workload: rt-tests' cyclictest -S -p 99 -i 100 (the wakeup-latency program
+// with cyclictest's defaults), alone and beside other workloads.
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "hw/machine.h"
+#include "kernel/kernel.h"
+#include "scenario/experiment.h"
+#include "sim/engine.h"
+#include "workloads/workload.h"
+
+namespace {
+
+report::Results run(const std::string& workload, std::initializer_list<std::string> sets) {
+  scenario::Experiment e;
+  EXPECT_EQ(scenario::set_assignment(&e, "workload=" + workload), "");
+  for (const std::string& s : sets) EXPECT_EQ(scenario::set_assignment(&e, s), "") << s;
+  report::Results r;
+  EXPECT_EQ(scenario::run(e, &r), "");
+  EXPECT_EQ(r.warnings, 0u) << r.first_warning;
+  return r;
+}
+
+std::string run_error(const std::string& workload, std::initializer_list<std::string> sets) {
+  scenario::Experiment e;
+  EXPECT_EQ(scenario::set_assignment(&e, "workload=" + workload), "");
+  for (const std::string& s : sets)
+    if (std::string err = scenario::set_assignment(&e, s); !err.empty()) return err;
+  report::Results r;
+  return scenario::run(e, &r);
+}
+
+double metric(const report::Results& r, const std::string& name) {
+  const report::Metric* m = r.metric(name);
+  EXPECT_NE(m, nullptr) << name;
+  return m ? m->value : -1;
+}
+
+// The threads `workload` creates with its defaults (and `extra`) on small4, as the kernel has them.
+void setup_on_small4(const std::string& workload, std::map<std::string, std::string> extra,
+                     std::set<int>* pinned_cpus, int* threads, int* policy, int* prio) {
+  hw::Machine m;
+  ASSERT_TRUE(hw::load_machine("small4", &m).ok());
+  const workloads::WorkloadInfo* info = workloads::find_workload(workload);
+  ASSERT_NE(info, nullptr) << workload;
+  std::map<std::string, std::string> p;
+  for (const auto& spec : info->params) p[spec.name] = spec.default_value;
+  for (const auto& [k, v] : extra) p[k] = v;
+  sim::Engine engine;
+  kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
+  cfg.launcher_task = false;
+  kernel::Kernel k(&engine, m, cfg);
+  std::unique_ptr<workloads::Workload> w = info->make();
+  ASSERT_EQ(w->setup(k, workloads::Params(p), 1), "");
+  k.start();
+  *threads = 0;
+  for (const auto& t : k.tasks()) {
+    if (t->comm != "cyclictest") continue;
+    ++*threads;
+    *policy = t->policy;
+    *prio = t->rt_priority;
+    if (t->nr_cpus_allowed != 1) continue;
+    for (int c = 0; c < k.nr_cpus(); ++c)
+      if (t->cpus_mask[c]) pinned_cpus->insert(c);
+  }
+}
+
+// cyclictest -S: one thread per CPU, thread i pinned to CPU i (-a), SCHED_FIFO priority 99.
+TEST(WorkloadCyclictest, DefaultsAreOneFifo99ThreadPinnedToEachCpu) {
+  std::set<int> cpus;
+  int threads = 0, policy = -1, prio = -1;
+  setup_on_small4("cyclictest", {}, &cpus, &threads, &policy, &prio);
+  EXPECT_EQ(threads, 4);
+  EXPECT_EQ(cpus, (std::set<int>{0, 1, 2, 3}));
+  EXPECT_EQ(policy, SCHED_FIFO);
+  EXPECT_EQ(prio, 99);
+}
+
+// threads=-1 is the same in wakeup-latency (the same program).
+TEST(WorkloadCyclictest, WakeupLatencyThreadsMinusOnePinsOnePerCpu) {
+  std::set<int> cpus;
+  int threads = 0, policy = -1, prio = -1;
+  setup_on_small4("wakeup-latency", {{"threads", "-1"}, {"hogs", "0"}}, &cpus, &threads, &policy, &prio);
+  EXPECT_EQ(threads, 4);
+  EXPECT_EQ(cpus, (std::set<int>{0, 1, 2, 3}));
+}
+
+// A 100 us interval on an idle machine: every thread wakes every period; p50 <= p99 <= max.
+TEST(WorkloadCyclictest, ReportsWakeupLatencyPercentilesEvery100us) {
+  const report::Results r = run("cyclictest", {"machine=small4", "duration=100ms"});
+  const report::LatencySummary* l = nullptr;
+  for (const auto& x : r.latencies)
+    if (x.name == "wakeup") l = &x;
+  ASSERT_NE(l, nullptr);
+  EXPECT_GE(l->count, 4u * 999);
+  EXPECT_LE(l->count, 4u * 1000);
+  EXPECT_GT(metric(r, "wakeup_p50_us"), 0);
+  EXPECT_LE(metric(r, "wakeup_p50_us"), metric(r, "wakeup_p99_us"));
+  EXPECT_LE(metric(r, "wakeup_p99_us"), metric(r, "wakeup_max_us"));
+}
+
+// Beside another workload (--also), and with other workloads beside it.
+TEST(WorkloadCyclictest, RunsBesideOtherWorkloads) {
+  scenario::Experiment e;
+  for (const char* s : {"workload=hog", "machine=small4", "duration=100ms", "threads=8"})
+    ASSERT_EQ(scenario::set_assignment(&e, s), "") << s;
+  ASSERT_EQ(scenario::add_also(&e, "cyclictest"), "");
+  ASSERT_EQ(scenario::add_also(&e, "mm_cid_compaction_test"), "");
+  report::Results r;
+  ASSERT_EQ(scenario::run(e, &r), "");
+  EXPECT_GT(metric(r, "hog_cpu_seconds_per_second"), 3);
+  EXPECT_GE(metric(r, "wakeup_max_us"), metric(r, "wakeup_p50_us"));
+  EXPECT_NE(r.metric("pass"), nullptr);
+}
+
+TEST(WorkloadCyclictest, BadParametersAreNamed) {
+  for (const char* bad : {"threads=0", "threads=-2", "cpu=1", "interval=0", "priority=100"}) {
+    const std::string err = run_error("cyclictest", {"machine=small4", bad});
+    const std::string name = std::string(bad).substr(0, std::string(bad).find('='));
+    EXPECT_EQ(err.rfind(name + ":", 0), 0u) << bad << " -> " << err;
+  }
+}
+
+}  // namespace

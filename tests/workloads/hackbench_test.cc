@@ -1,0 +1,110 @@
+// The hackbench workload: senders and receivers over a bounded pipe or socket model.
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+#include <set>
+#include <string>
+
+#include "scenario/experiment.h"
+
+namespace {
+
+report::Results run(std::initializer_list<std::string> sets) {
+  scenario::Experiment e;
+  for (const std::string& s : {std::string("workload=hackbench"), std::string("machine=small4"),
+                               std::string("duration=1s")})
+    EXPECT_EQ(scenario::set_assignment(&e, s), "") << s;
+  for (const std::string& s : sets) EXPECT_EQ(scenario::set_assignment(&e, s), "") << s;
+  report::Results r;
+  EXPECT_EQ(scenario::run(e, &r), "");
+  EXPECT_EQ(r.warnings, 0u) << r.first_warning;
+  return r;
+}
+
+std::string run_error(std::initializer_list<std::string> sets) {
+  scenario::Experiment e;
+  EXPECT_EQ(scenario::set_assignment(&e, "workload=hackbench"), "");
+  EXPECT_EQ(scenario::set_assignment(&e, "machine=small4"), "");
+  for (const std::string& s : sets)
+    if (std::string err = scenario::set_assignment(&e, s); !err.empty()) return err;
+  report::Results r;
+  return scenario::run(e, &r);
+}
+
+double metric(const report::Results& r, const std::string& name) {
+  const report::Metric* m = r.metric(name);
+  EXPECT_NE(m, nullptr) << name;
+  return m ? m->value : -2;
+}
+
+std::set<int> hackbench_tgids(const report::Results& r) {
+  std::set<int> tgids;
+  for (const auto& t : r.tasks)
+    if (t.comm == "hackbench") tgids.insert(t.tgid);
+  return tgids;
+}
+
+// groups x fds senders each write loops messages to each of the fds receivers of its group.
+TEST(WorkloadHackbench, EveryMessageIsWrittenAndTheRoundTimed) {
+  const report::Results r = run({"groups=2", "fds=4", "loops=10"});
+  EXPECT_EQ(metric(r, "hackbench_messages"), 2 * 4 * 4 * 10);
+  EXPECT_EQ(metric(r, "hackbench_rounds"), 1);
+  // 320 writes and 320 reads of 500 ns on 4 CPUs take at least 80 us.
+  EXPECT_GE(metric(r, "hackbench_time_s"), 80e-6);
+  EXPECT_LT(metric(r, "hackbench_time_s"), 0.1);
+}
+
+// A one-message buffer makes every writer wait for the reader, yet all messages arrive.
+TEST(WorkloadHackbench, AFullBufferBlocksTheWritersUntilTheReaderEmptiesIt) {
+  const report::Results roomy = run({"groups=1", "fds=4", "loops=50", "capacity=1000"});
+  const report::Results tight = run({"groups=1", "fds=4", "loops=50", "capacity=1"});
+  EXPECT_EQ(metric(tight, "hackbench_rounds"), 1);
+  EXPECT_EQ(metric(tight, "hackbench_messages"), 4 * 4 * 50);
+  uint64_t roomy_sw = 0, tight_sw = 0;
+  for (const auto& t : roomy.tasks) roomy_sw += t.nvcsw;
+  for (const auto& t : tight.tasks) tight_sw += t.nvcsw;
+  EXPECT_GT(tight_sw, roomy_sw);
+}
+
+// hackbench's default: processes; -T: threads of one process (one mm, for mm_cid).
+TEST(WorkloadHackbench, KindChoosesProcessesOrThreadsOfOneProcess) {
+  EXPECT_EQ(hackbench_tgids(run({"groups=2", "fds=3", "loops=1"})).size(), 12u);
+  EXPECT_EQ(hackbench_tgids(run({"groups=2", "fds=3", "loops=1", "kind=thread"})).size(), 1u);
+}
+
+TEST(WorkloadHackbench, RoundsZeroRepeatsUntilTheRunEnds) {
+  const report::Results r = run({"groups=1", "fds=4", "loops=10", "rounds=0", "duration=100ms"});
+  EXPECT_GT(metric(r, "hackbench_rounds"), 10);
+}
+
+TEST(WorkloadHackbench, ARunTooShortForARoundSaysSo) {
+  const report::Results r = run({"duration=1ms"});
+  EXPECT_EQ(metric(r, "hackbench_time_s"), -1);
+  EXPECT_EQ(metric(r, "hackbench_rounds"), 0);
+  ASSERT_FALSE(r.notices.empty());
+}
+
+// Beside cyclictest: both report.
+TEST(WorkloadHackbench, RunsBesideCyclictest) {
+  scenario::Experiment e;
+  for (const char* s : {"workload=cyclictest", "machine=small4", "duration=200ms"})
+    ASSERT_EQ(scenario::set_assignment(&e, s), "") << s;
+  ASSERT_EQ(scenario::add_also(&e, "hackbench:groups=2,rounds=0"), "");
+  report::Results r;
+  ASSERT_EQ(scenario::run(e, &r), "");
+  EXPECT_GT(metric(r, "hackbench_rounds"), 0);
+  EXPECT_GT(metric(r, "wakeup_max_us"), 0);
+}
+
+TEST(WorkloadHackbench, BadParametersAreNamed) {
+  for (const char* bad : {"groups=0", "fds=0", "loops=0", "kind=fork", "transport=tcp",
+                          "capacity=0", "write_cost=-1us", "read_cost=x", "rounds=-1",
+                          "datasize=0"}) {
+    const std::string err = run_error({bad});
+    const std::string name = std::string(bad).substr(0, std::string(bad).find('='));
+    EXPECT_EQ(err.rfind(name + ":", 0), 0u) << bad << " -> " << err;
+  }
+  EXPECT_EQ(run_error({"groups=3000"}).rfind("groups:", 0), 0u);
+}
+
+}  // namespace

@@ -1,0 +1,128 @@
+// The mm_cid_compaction_test workload and scenario: the selftest's procedure and its
+// pass/fail rule on every mm_cid implementation.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <initializer_list>
+#include <string>
+
+#include "scenario/experiment.h"
+
+namespace {
+
+std::string source_dir() {
+  const char* d = std::getenv("SCHEDLAB_SOURCE_DIR");
+  return d ? d : ".";
+}
+
+// Runs the selftest on small4 with the assignments; fails the test on an error.
+report::Results run(std::initializer_list<std::string> sets) {
+  scenario::Experiment e;
+  for (const std::string& s : {std::string("workload=mm_cid_compaction_test"),
+                               std::string("machine=small4"), std::string("duration=1s")})
+    EXPECT_EQ(scenario::set_assignment(&e, s), "") << s;
+  for (const std::string& s : sets) EXPECT_EQ(scenario::set_assignment(&e, s), "") << s;
+  report::Results r;
+  EXPECT_EQ(scenario::run(e, &r), "");
+  EXPECT_EQ(r.warnings, 0u) << r.first_warning;
+  return r;
+}
+
+std::string run_error(std::initializer_list<std::string> sets) {
+  scenario::Experiment e;
+  EXPECT_EQ(scenario::set_assignment(&e, "workload=mm_cid_compaction_test"), "");
+  EXPECT_EQ(scenario::set_assignment(&e, "machine=small4"), "");
+  for (const std::string& s : sets)
+    if (std::string err = scenario::set_assignment(&e, s); !err.empty()) return err;
+  report::Results r;
+  return scenario::run(e, &r);
+}
+
+double metric(const report::Results& r, const std::string& name) {
+  const report::Metric* m = r.metric(name);
+  EXPECT_NE(m, nullptr) << name;
+  return m ? m->value : -2;
+}
+
+std::string notice(const report::Results& r) {
+  for (const std::string& n : r.notices)
+    if (n.rfind("mm_cid_compaction_test:", 0) == 0) return n;
+  return "";
+}
+
+// 6.19's ownership model needs no scan: once the others have exited, mm_users is 1, so
+// max_cids is 1 and the leader's next switch-in swaps its cid for 0.
+TEST(WorkloadMmCidCompactionTest, PassesOnTheOwnershipModelAtTheFirstCheck) {
+  const report::Results r = run({"kernel=7.0", "mm_cid=owner"});
+  EXPECT_EQ(metric(r, "pass"), 1);
+  EXPECT_GE(metric(r, "leader_mm_cid"), 2);  // >= N/2
+  EXPECT_EQ(metric(r, "checks"), 1);
+  EXPECT_EQ(metric(r, "time_to_cid0_ms"), 0);
+}
+
+// The batched series scans from rseq_handle_notify_resume() after every switch: the leader's
+// own wake-ups run it. The exiting threads freed their cids (sched_mm_cid_exit_signals), so
+// the first pass after they are gone finds weight 1 and clears the leader's cid 3; the
+// leader is current then, so the cid is freed at its switch-out and it gets 0 at the next
+// switch-in, one period later. A pass starts only once jiffies is after mm_cid_next_scan (100
+// ms after the previous one), which here puts the 0 at the fifth check, 200 ms after the join.
+TEST(WorkloadMmCidCompactionTest, PassesWithTheBatchedScanRunAtReturnToUser) {
+  for (const char* batch : {"mm_cid.scan_batch=1", "mm_cid.scan_batch=4"}) {
+    const report::Results r = run({"kernel=6.18", "mm_cid=batched", batch});
+    EXPECT_EQ(metric(r, "pass"), 1) << batch;
+    EXPECT_GE(metric(r, "time_to_cid0_ms"), 100) << batch;
+    EXPECT_LE(metric(r, "time_to_cid0_ms"), 250) << batch;
+  }
+}
+
+// 6.4 .. 6.18 queue task_mm_cid_work() only from the tick (task_tick_mm_cid), on the task
+// that is running. The leader runs microseconds every 50 ms and is never current at a tick,
+// so without the busy loop (batch v1's 0xffff x 0xffff iterations) no scan runs and the
+// selftest fails; with 10 ms of user work before each sleep, a tick queues the scan.
+TEST(WorkloadMmCidCompactionTest, LazyCompactionNeedsTheLeaderOnTheCpuAtATick) {
+  const report::Results idle = run({"kernel=6.18", "mm_cid=lazy"});
+  EXPECT_EQ(metric(idle, "pass"), 0);
+  EXPECT_EQ(metric(idle, "checks"), 10);
+  EXPECT_EQ(metric(idle, "time_to_cid0_ms"), -1);
+  EXPECT_NE(notice(idle).find("never read mm_cid 0 in 10 checks"), std::string::npos) << notice(idle);
+  const report::Results busy = run({"kernel=6.18", "mm_cid=lazy", "busy=10ms"});
+  EXPECT_EQ(metric(busy, "pass"), 1);
+  EXPECT_GT(metric(busy, "time_to_cid0_ms"), 0);
+}
+
+// The scenario file runs on every implementation (lazy with the busy loop).
+TEST(WorkloadMmCidCompactionTest, ScenarioPassesOnEveryImplementation) {
+  for (std::initializer_list<std::string> sets :
+       {std::initializer_list<std::string>{},
+        std::initializer_list<std::string>{"mm_cid=lazy", "busy=10ms"},
+        std::initializer_list<std::string>{"kernel=7.0", "mm_cid=default"}}) {
+    scenario::Experiment e;
+    ASSERT_EQ(scenario::load_scenario_file(source_dir() + "/scenarios/mm-cid-compaction-test.toml", &e), "");
+    for (const std::string& s : sets) ASSERT_EQ(scenario::set_assignment(&e, s), "") << s;
+    report::Results r;
+    ASSERT_EQ(scenario::run(e, &r), "");
+    EXPECT_EQ(metric(r, "pass"), 1) << notice(r);
+  }
+}
+
+TEST(WorkloadMmCidCompactionTest, OneCpuSkipsAndPasses) {
+  const report::Results r = run({"cpus=1"});
+  EXPECT_EQ(metric(r, "pass"), 1);
+  EXPECT_NE(notice(r).find("skipped"), std::string::npos) << notice(r);
+}
+
+TEST(WorkloadMmCidCompactionTest, ARunEndingBeforeTheVerdictFails) {
+  const report::Results r = run({"kernel=7.0", "duration=100ms"});
+  EXPECT_EQ(metric(r, "pass"), 0);
+  EXPECT_NE(notice(r).find("no verdict"), std::string::npos) << notice(r);
+}
+
+TEST(WorkloadMmCidCompactionTest, BadParametersAreNamed) {
+  for (const char* bad : {"period=0", "period=5", "checks=0", "runs=-2", "busy=soon"}) {
+    const std::string err = run_error({bad});
+    const std::string name = std::string(bad).substr(0, std::string(bad).find('='));
+    EXPECT_EQ(err.rfind(name + ":", 0), 0u) << bad << " -> " << err;
+  }
+}
+
+}  // namespace
