@@ -330,7 +330,7 @@ const char* mm_cid_name(MmCid m) {
 }
 
 std::string validate_config_machine(const KernelConfig& cfg, int nr_cpus) {
-  if (mm_cid_effective(cfg) == MmCid::Batched &&
+  if (mm_cid_effective(cfg) == MmCid::Batched && cfg.mm_cid_scan_batch != 0 &&
       (cfg.mm_cid_scan_batch < 1 || cfg.mm_cid_scan_batch > nr_cpus))
     return "mm_cid.scan_batch: must be in 1.." + std::to_string(nr_cpus) +
            " (the machine's CPUs; got " + std::to_string(cfg.mm_cid_scan_batch) + ")";

@@ -89,7 +89,9 @@ struct KernelConfig {
   sim::Time fair_server_period_ns = 1000000000;
   SliceExtConfig slice_ext;
   MmCid mm_cid = MmCid::Default;
-  int mm_cid_scan_batch = 8;             // CONFIG_RSEQ_CID_SCAN_BATCH (batched series v2)
+  // CONFIG_RSEQ_CID_SCAN_BATCH (batched series v2); 0 = its default, 8, or the machine's CPU
+  // count if smaller (a pass is then one batch, as the kernel's min() with the CPU count makes it).
+  int mm_cid_scan_batch = 0;
   SoftirqConfig softirq;
   uint64_t seed = 1;                     // for the kernel's own random draws (rseq_miss)
 

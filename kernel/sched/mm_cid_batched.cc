@@ -24,7 +24,10 @@ namespace {
 
 constexpr uint64_t RSEQ_UNPREEMPTED_THRESHOLD = 100ULL * 1000000;  // ns
 
-unsigned batch_size(const Kernel* k) { return static_cast<unsigned>(k->cfg_.mm_cid_scan_batch); }
+unsigned batch_size(const Kernel* k) {
+  const int set = k->cfg_.mm_cid_scan_batch;
+  return static_cast<unsigned>(set ? set : std::min(8, k->nr_cpus()));
+}
 
 // mm_cid_needs_scan().
 bool mm_cid_needs_scan(const Kernel* k, const mm_struct* mm) {

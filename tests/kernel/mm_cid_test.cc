@@ -276,6 +276,8 @@ TEST(MmCid, SettingsRejectUnknownNamesAndImpossibleCombinations) {
             "mm_cid.scan_batch: must be an integer from 1 to the CPU count (got '0')");
   EXPECT_EQ(kernel::set_config_key(&cfg, "mm_cid", "batched"), "");
   EXPECT_EQ(kernel::validate_config(cfg), "");
+  // The default batch (8) fits any machine: on fewer CPUs a pass is one batch.
+  EXPECT_EQ(kernel::validate_config_machine(cfg, 4), "");
   EXPECT_EQ(kernel::set_config_key(&cfg, "mm_cid.scan_batch", "9"), "");
   EXPECT_EQ(kernel::validate_config_machine(cfg, 8),
             "mm_cid.scan_batch: must be in 1..8 (the machine's CPUs; got 9)");
