@@ -11,35 +11,21 @@
 #include "hw/machine.h"
 #include "kernel/kernel.h"
 #include "scenario/experiment.h"
+#include "tests/workloads/scenario_run.h"
 #include "sim/engine.h"
 #include "workloads/workload.h"
 
 namespace {
 
 report::Results run(const std::string& workload, std::initializer_list<std::string> sets) {
-  scenario::Experiment e;
-  EXPECT_EQ(scenario::set_assignment(&e, "workload=" + workload), "");
-  for (const std::string& s : sets) EXPECT_EQ(scenario::set_assignment(&e, s), "") << s;
-  report::Results r;
-  EXPECT_EQ(scenario::run(e, &r), "");
-  EXPECT_EQ(r.warnings, 0u) << r.first_warning;
-  return r;
+  return testing_support::run_assignments({"workload=" + workload}, sets);
 }
 
 std::string run_error(const std::string& workload, std::initializer_list<std::string> sets) {
-  scenario::Experiment e;
-  EXPECT_EQ(scenario::set_assignment(&e, "workload=" + workload), "");
-  for (const std::string& s : sets)
-    if (std::string err = scenario::set_assignment(&e, s); !err.empty()) return err;
-  report::Results r;
-  return scenario::run(e, &r);
+  return testing_support::run_assignments_error({"workload=" + workload}, sets);
 }
 
-double metric(const report::Results& r, const std::string& name) {
-  const report::Metric* m = r.metric(name);
-  EXPECT_NE(m, nullptr) << name;
-  return m ? m->value : -1;
-}
+using testing_support::metric;
 
 // The threads `workload` creates with its defaults (and `extra`) on small4, as the kernel has them.
 void setup_on_small4(const std::string& workload, std::map<std::string, std::string> extra,

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "scenario/experiment.h"
+#include "tests/workloads/scenario_run.h"
 
 namespace {
 
@@ -17,32 +18,15 @@ std::string source_dir() {
 
 // Runs the selftest on small4 with the assignments; fails the test on an error.
 report::Results run(std::initializer_list<std::string> sets) {
-  scenario::Experiment e;
-  for (const std::string& s : {std::string("workload=mm_cid_compaction_test"),
-                               std::string("machine=small4"), std::string("duration=1s")})
-    EXPECT_EQ(scenario::set_assignment(&e, s), "") << s;
-  for (const std::string& s : sets) EXPECT_EQ(scenario::set_assignment(&e, s), "") << s;
-  report::Results r;
-  EXPECT_EQ(scenario::run(e, &r), "");
-  EXPECT_EQ(r.warnings, 0u) << r.first_warning;
-  return r;
+  return testing_support::run_assignments(
+      {"workload=mm_cid_compaction_test", "machine=small4", "duration=1s"}, sets);
 }
 
 std::string run_error(std::initializer_list<std::string> sets) {
-  scenario::Experiment e;
-  EXPECT_EQ(scenario::set_assignment(&e, "workload=mm_cid_compaction_test"), "");
-  EXPECT_EQ(scenario::set_assignment(&e, "machine=small4"), "");
-  for (const std::string& s : sets)
-    if (std::string err = scenario::set_assignment(&e, s); !err.empty()) return err;
-  report::Results r;
-  return scenario::run(e, &r);
+  return testing_support::run_assignments_error({"workload=mm_cid_compaction_test", "machine=small4"}, sets);
 }
 
-double metric(const report::Results& r, const std::string& name) {
-  const report::Metric* m = r.metric(name);
-  EXPECT_NE(m, nullptr) << name;
-  return m ? m->value : -2;
-}
+using testing_support::metric;
 
 std::string notice(const report::Results& r) {
   for (const std::string& n : r.notices)
