@@ -7,9 +7,7 @@
 #include <utility>
 
 #include "kernel/config.h"
-#include "kernel/kernel.h"
-#include "kernel/sched/pelt.h"
-#include "kernel/slice_ext.h"
+#include "kernel/stats.h"
 #include "workloads/common.h"
 
 namespace scenario {
@@ -49,14 +47,14 @@ void add_generic_metrics(report::Results* r, int64_t duration_ns) {
 }  // namespace
 
 void collect_run(const Experiment& e, const std::string& machine_name,
-                 const kernel::KernelConfig& cfg,
-                 const std::map<std::string, std::string>& params, const kernel::Kernel& k,
-                 uint64_t events, report::Results* out) {
+                 const kernel::KernelConfig& cfg, const std::map<std::string, std::string>& params,
+                 const hw::Machine& m, const kernel::KernelStats& ks, uint64_t events,
+                 report::Results* out) {
   report::Results& r = *out;
   r = report::Results{};
   r.workload = e.workload;
   r.machine = machine_name;
-  r.cpus = k.nr_cpus();
+  r.cpus = m.topo.nr_cpus;
   r.kernel_version = kernel::version_name(cfg.version);
   r.hz = cfg.hz;
   r.preempt = kernel::preempt_name(cfg.preempt);
@@ -65,76 +63,62 @@ void collect_run(const Experiment& e, const std::string& machine_name,
   r.params = params;
   for (const auto& [key, value] : e.kernel_settings) r.kernel_params[key] = value;
   for (const auto& [key, value] : e.machine_costs) r.machine_costs[key] = value;
-  const kernel::slice_ext_ops* ext = kernel::slice_ext(&k);
-  if (ext->configured) r.kernel_params["slice_ext"] = ext->name;
+  if (ks.slice_ext_design) r.kernel_params["slice_ext"] = ks.slice_ext_design;
   r.events = events;
-  for (const auto& t : k.tasks()) {
+  for (const kernel::TaskStats& t : ks.tasks) {
     report::TaskResult tr;
-    tr.pid = t->pid;
-    tr.tgid = t->tgid;
-    tr.comm = t->comm;
-    tr.policy = workloads::policy_name(t->policy);
-    tr.nice = t->nice;
-    tr.rt_priority = t->rt_priority;
-    tr.run_ns = static_cast<int64_t>(t->stats.run_ns);
-    tr.wait_sum_ns = static_cast<int64_t>(t->stats.wait_sum_ns);
-    tr.wait_max_ns = static_cast<int64_t>(t->stats.wait_max_ns);
-    tr.wait_count = t->stats.wait_count;
-    tr.nvcsw = t->stats.nr_switches_voluntary;
-    tr.nivcsw = t->stats.nr_switches_involuntary;
-    tr.nr_migrations = t->stats.nr_migrations;
-    tr.nr_wakeups = t->stats.nr_wakeups;
-    tr.nr_syscalls = t->stats.nr_syscalls;
-    tr.lock_holder_preemptions = t->stats.nr_lock_holder_preemptions;
-    tr.lock_holder_preempted_ns = static_cast<int64_t>(t->stats.lock_held_preempted_ns);
-    tr.spin_ns = static_cast<int64_t>(t->stats.spin_ns);
-    tr.sum_exec_runtime_ns = static_cast<int64_t>(t->se.sum_exec_runtime);
-    tr.vruntime = t->se.vruntime;
-    tr.vlag = t->se.vlag;
-    tr.deadline = t->se.deadline;
-    tr.slice_ns = t->se.slice;
-    tr.load_weight = t->se.load.weight;
-    tr.load_avg = t->se.avg.load_avg;
-    tr.runnable_avg = t->se.avg.runnable_avg;
-    tr.util_avg = t->se.avg.util_avg;
-    tr.util_est = t->se.avg.util_est & ~kernel::UTIL_AVG_UNCHANGED;
-    tr.cpu = t->cpu;
+    tr.pid = t.pid;
+    tr.tgid = t.tgid;
+    tr.comm = t.comm;
+    tr.policy = workloads::policy_name(t.policy);
+    tr.nice = t.nice;
+    tr.rt_priority = t.rt_priority;
+    tr.run_ns = static_cast<int64_t>(t.run_ns);
+    tr.wait_sum_ns = static_cast<int64_t>(t.wait_sum_ns);
+    tr.wait_max_ns = static_cast<int64_t>(t.wait_max_ns);
+    tr.wait_count = t.wait_count;
+    tr.nvcsw = t.nvcsw;
+    tr.nivcsw = t.nivcsw;
+    tr.nr_migrations = t.nr_migrations;
+    tr.nr_wakeups = t.nr_wakeups;
+    tr.nr_syscalls = t.nr_syscalls;
+    tr.lock_holder_preemptions = t.lock_holder_preemptions;
+    tr.lock_holder_preempted_ns = static_cast<int64_t>(t.lock_held_preempted_ns);
+    tr.spin_ns = static_cast<int64_t>(t.spin_ns);
+    tr.sum_exec_runtime_ns = static_cast<int64_t>(t.sum_exec_runtime);
+    tr.vruntime = t.vruntime;
+    tr.vlag = t.vlag;
+    tr.deadline = t.deadline;
+    tr.slice_ns = t.slice;
+    tr.load_weight = t.load_weight;
+    tr.load_avg = t.load_avg;
+    tr.runnable_avg = t.runnable_avg;
+    tr.util_avg = t.util_avg;
+    tr.util_est = t.util_est;
+    tr.cpu = t.cpu;
     // The design's per-task counters, as /proc/<pid>/sched prints them.
-    for (int i = 0; i < ext->nr_counters; ++i) {
-      const kernel::slice_ext_counter& c = ext->counters[i];
-      if (c.proc_name) tr.extra[c.proc_name] = static_cast<int64_t>(t->slice.*c.member);
-    }
+    for (const kernel::StatCounter& c : t.slice_ext_proc) tr.extra[c.name] = static_cast<int64_t>(c.value);
     r.tasks.push_back(std::move(tr));
   }
-  for (int c = 0; c < k.nr_cpus(); ++c) {
-    const kernel::rq& rq = k.cpu_rq(c);
+  for (const kernel::CpuStats& c : ks.cpus) {
     report::CpuResult cr;
-    cr.cpu = c;
-    cr.socket = k.machine().topo.socket_of[static_cast<size_t>(c)];
-    cr.user_ns = static_cast<int64_t>(rq.ex.busy_ns - rq.ex.sys_ns);
-    cr.kernel_ns = static_cast<int64_t>(rq.ex.sys_ns + rq.ex.irq_idle_ns);
-    cr.idle_ns = e.duration_ns - static_cast<int64_t>(rq.ex.busy_ns + rq.ex.irq_idle_ns);
-    cr.nr_switches = rq.nr_switches;
+    cr.cpu = c.cpu;
+    cr.socket = m.topo.socket_of[static_cast<size_t>(c.cpu)];
+    cr.user_ns = static_cast<int64_t>(c.busy_ns - c.sys_ns);
+    cr.kernel_ns = static_cast<int64_t>(c.sys_ns + c.irq_idle_ns);
+    cr.idle_ns = e.duration_ns - static_cast<int64_t>(c.busy_ns + c.irq_idle_ns);
+    cr.nr_switches = c.nr_switches;
     r.per_cpu.push_back(cr);
   }
 }
 
-void collect_metrics(const Experiment& e, const kernel::KernelConfig& cfg, const kernel::Kernel& k,
-                     report::Results* out) {
+void collect_metrics(const Experiment& e, const kernel::KernelStats& ks, report::Results* out) {
   report::Results& r = *out;
   add_generic_metrics(&r, e.duration_ns);
-  // The kernel's side of the extension, summed over tasks (7.0 sums per-CPU counters the
-  // same way in debugfs rseq/stats), in the design's order.
-  const kernel::slice_ext_ops* ext = kernel::slice_ext(&k);
-  for (int i = 0; i < ext->nr_counters; ++i) {
-    const kernel::slice_ext_counter& c = ext->counters[i];
-    if (!c.metric_name || (c.only_with_rseq_miss && !(cfg.slice_ext.rseq_miss > 0))) continue;
-    uint64_t sum = 0;
-    for (const auto& t : k.tasks()) sum += t->slice.*c.member;
-    r.metrics.push_back({c.metric_name, static_cast<double>(sum), "", c.help});
-  }
-  r.warnings = k.warnings().count;
-  r.first_warning = k.warnings().first;
+  for (const kernel::StatCounter& c : ks.slice_ext_totals)
+    r.metrics.push_back({c.name, static_cast<double>(c.value), "", c.help});
+  r.warnings = ks.warnings.count;
+  r.first_warning = ks.warnings.first;
 }
 
 }  // namespace scenario

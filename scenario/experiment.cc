@@ -325,7 +325,8 @@ std::string run(const Experiment& e, report::Results* out, const Progress& progr
   build_config(e, params, &cfg);
 
   sim::Engine engine;
-  kernel::Kernel k(&engine, m, cfg);
+  std::unique_ptr<kernel::Kernel> kernel = kernel::Kernel::create(&engine, m, cfg);
+  kernel::Kernel& k = *kernel;
   // The rest of the system first: it runs before the scenario's threads are forked.
   if (std::string err = workloads::spawn_background(k, e.seed ^ 0xb4c6b0d1ULL); !err.empty()) return err;
   std::unique_ptr<workloads::Workload> w = info->make();
@@ -355,10 +356,11 @@ std::string run(const Experiment& e, report::Results* out, const Progress& progr
   k.finish(e.duration_ns);
 
   report::Results& r = *out;
-  collect_run(e, m.name, cfg, echo, k, engine.events_fired(), &r);
-  w->report(k, e.duration_ns, &r);
-  for (auto& x : extras) x->report(k, e.duration_ns, &r);
-  collect_metrics(e, cfg, k, &r);
+  const kernel::KernelStats ks = k.snapshot();
+  collect_run(e, m.name, cfg, echo, m, ks, engine.events_fired(), &r);
+  w->report(ks, e.duration_ns, &r);
+  for (auto& x : extras) x->report(ks, e.duration_ns, &r);
+  collect_metrics(e, ks, &r);
   return "";
 }
 

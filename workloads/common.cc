@@ -162,10 +162,10 @@ report::LatencySummary latency_summary(const std::string& name, const sim::Histo
   return l;
 }
 
-int64_t process_run_ns(const kernel::Kernel& k, int tgid) {
+int64_t process_run_ns(const kernel::KernelStats& ks, int tgid) {
   int64_t sum = 0;
-  for (const auto& t : k.tasks())
-    if (t->tgid == tgid) sum += static_cast<int64_t>(t->stats.run_ns);
+  for (const kernel::TaskStats& t : ks.tasks)
+    if (t.tgid == tgid) sum += static_cast<int64_t>(t.run_ns);
   return sum;
 }
 

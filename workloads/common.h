@@ -66,6 +66,6 @@ std::string spawn_background(kernel::Kernel& k, uint64_t seed);
 report::LatencySummary latency_summary(const std::string& name, const sim::Histogram& h);
 
 // Sums run time of the threads of process `tgid`.
-int64_t process_run_ns(const kernel::Kernel& k, int tgid);
+int64_t process_run_ns(const kernel::KernelStats& ks, int tgid);
 
 }  // namespace workloads

@@ -155,7 +155,7 @@ class ExtendSched2 : public Workload {
     return hogs_before ? "" : spawn_hogs(k, hogs_, 0, SCHED_NORMAL, seed);
   }
 
-  void report(const kernel::Kernel& k, sim::Time duration, report::Results* r) override {
+  void report(const kernel::KernelStats& ks, sim::Time duration, report::Results* r) override {
     const double secs = static_cast<double>(duration) / 1e9;
     uint64_t runs = 0, grants = 0, blocks = 0, starved = 0;
     int64_t total_wait = 0;
@@ -184,7 +184,7 @@ class ExtendSched2 : public Workload {
     for (const Object& o : objs_) trails.push_back(o.trail);
     report_same_cpu_handoffs(trails, r);
     for (const std::string& s : notices_) r->notices.push_back(s);
-    report_client_lock_metrics(k, tgid_, duration, abi_, workers_, r);
+    report_client_lock_metrics(ks, tgid_, duration, abi_, workers_, r);
 
     // The original's printout. The averages are integer divisions, as its longs.
     const uint64_t nt = std::max<uint64_t>(1, workers_.size());

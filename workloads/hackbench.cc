@@ -149,7 +149,7 @@ class Hackbench : public Workload {
     return "";
   }
 
-  void report(const kernel::Kernel&, sim::Time, report::Results* r) override {
+  void report(const kernel::KernelStats&, sim::Time, report::Results* r) override {
     if (s_.completed == 0)
       r->notices.push_back("hackbench: no round completed within the run; raise the duration");
     const double mean = s_.completed ? static_cast<double>(s_.total_ns) / s_.completed / 1e9 : -1.0;

@@ -34,11 +34,11 @@ class Hog : public Workload {
     return "";
   }
 
-  void report(const kernel::Kernel& k, sim::Time duration, report::Results* r) override {
+  void report(const kernel::KernelStats& ks, sim::Time duration, report::Results* r) override {
     int64_t total = 0, lo = INT64_MAX, hi = 0;
-    for (const auto& t : k.tasks()) {
-      if (t->tgid != tgid_) continue;
-      const int64_t run = static_cast<int64_t>(t->stats.run_ns);
+    for (const kernel::TaskStats& t : ks.tasks) {
+      if (t.tgid != tgid_) continue;
+      const int64_t run = static_cast<int64_t>(t.run_ns);
       total += run;
       lo = std::min(lo, run);
       hi = std::max(hi, run);

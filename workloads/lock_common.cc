@@ -46,9 +46,9 @@ std::string parse_hogs(const Params& p, int nr_cpus, int auto_count, int* hogs) 
 
 namespace {
 // The tgid of the "hog" process spawn_hogs() made, or 0.
-int hog_tgid(const kernel::Kernel& k) {
-  for (const auto& t : k.tasks())
-    if (k.process_name(t->tgid) == "hog") return t->tgid;
+int hog_tgid(const kernel::KernelStats& ks) {
+  for (const kernel::TaskStats& t : ks.tasks)
+    if (t.process == "hog") return t.tgid;
   return 0;
 }
 }  // namespace
@@ -57,28 +57,28 @@ int hog_tgid(const kernel::Kernel& k) {
 // Lock-holder preemptions and spinning of process `tgid`, the CPU the hogs got, and the
 // extension's counters: the clients' own (what user space saw) and the kernel's per-task
 // statistics, both per client; plus notices when the kernel and the clients disagree.
-void report_lock_metrics(const kernel::Kernel& k, int tgid, sim::Time duration, user::SliceAbi abi,
+void report_lock_metrics(const kernel::KernelStats& ks, int tgid, sim::Time duration, user::SliceAbi abi,
                          const std::vector<const user::SliceExtClient*>& clients,
                          const std::vector<int64_t>& init_ret, report::Results* r) {
   const double secs = static_cast<double>(duration) / 1e9;
   uint64_t lhp = 0;
   int64_t lhp_ns = 0, spin = 0, run = 0;
-  kernel::slice_ext_task ks;  // only its counters are used
-  for (const auto& t : k.tasks()) {
-    if (t->tgid != tgid) continue;
-    lhp += t->stats.nr_lock_holder_preemptions;
-    lhp_ns += static_cast<int64_t>(t->stats.lock_held_preempted_ns);
-    spin += static_cast<int64_t>(t->stats.spin_ns);
-    run += static_cast<int64_t>(t->stats.run_ns);
-    ks.nr_granted += t->slice.nr_granted;
-    ks.nr_denied += t->slice.nr_denied;
-    ks.nr_expired += t->slice.nr_expired;
-    ks.nr_revoked += t->slice.nr_revoked;
-    ks.nr_yielded += t->slice.nr_yielded;
-    ks.nr_aborted += t->slice.nr_aborted;
+  kernel::SliceExtCounts kc;
+  for (const kernel::TaskStats& t : ks.tasks) {
+    if (t.tgid != tgid) continue;
+    lhp += t.lock_holder_preemptions;
+    lhp_ns += static_cast<int64_t>(t.lock_held_preempted_ns);
+    spin += static_cast<int64_t>(t.spin_ns);
+    run += static_cast<int64_t>(t.run_ns);
+    kc.granted += t.slice_ext.granted;
+    kc.denied += t.slice_ext.denied;
+    kc.expired += t.slice_ext.expired;
+    kc.revoked += t.slice_ext.revoked;
+    kc.yielded += t.slice_ext.yielded;
+    kc.aborted += t.slice_ext.aborted;
   }
-  const int hogs = hog_tgid(k);
-  const int64_t hog_ns = hogs ? process_run_ns(k, hogs) : 0;
+  const int hogs = hog_tgid(ks);
+  const int64_t hog_ns = hogs ? process_run_ns(ks, hogs) : 0;
   auto add = [r](const char* name, double v, const char* unit, const char* help) {
     r->metrics.push_back({name, v, unit, help});
   };
@@ -108,14 +108,14 @@ void report_lock_metrics(const kernel::Kernel& k, int tgid, sim::Time duration, 
   add("ext_yields_per_client", per(uc.yields), "", "CPU given back after a grant");
   add("ext_grant_ratio", uc.requests ? static_cast<double>(uc.grants) / static_cast<double>(uc.requests) : 0,
       "of requests", "share of requests the clients saw granted");
-  add("kernel_granted_per_client", per(ks.nr_granted), "", "kernel: grants (nr_granted)");
-  add("kernel_denied_per_client", per(ks.nr_denied), "", "kernel: denials (nr_denied)");
-  add("kernel_expired_per_client", per(ks.nr_expired), "", "kernel: grants ended by the timer");
-  add("kernel_revoked_per_client", per(ks.nr_revoked), "", "kernel: grants revoked (7.0)");
-  add("kernel_yielded_per_client", per(ks.nr_yielded), "", "kernel: grants ended by a yield (7.0)");
-  add("kernel_aborted_per_client", per(ks.nr_aborted), "", "kernel: grants aborted by a syscall (7.0)");
+  add("kernel_granted_per_client", per(kc.granted), "", "kernel: grants (nr_granted)");
+  add("kernel_denied_per_client", per(kc.denied), "", "kernel: denials (nr_denied)");
+  add("kernel_expired_per_client", per(kc.expired), "", "kernel: grants ended by the timer");
+  add("kernel_revoked_per_client", per(kc.revoked), "", "kernel: grants revoked (7.0)");
+  add("kernel_yielded_per_client", per(kc.yielded), "", "kernel: grants ended by a yield (7.0)");
+  add("kernel_aborted_per_client", per(kc.aborted), "", "kernel: grants aborted by a syscall (7.0)");
 
-  const user::SliceAbi kabi = k.config().slice_ext.abi;
+  const user::SliceAbi kabi = ks.slice_ext_abi;
   if (abi != kabi) {
     r->notices.push_back(
         std::string("the clients use ext=") + kernel::slice_ext_abi_name(abi) +

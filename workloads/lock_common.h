@@ -43,13 +43,13 @@ struct CsCpuTrail {
 void report_same_cpu_handoffs(const std::vector<CsCpuTrail>& trails, report::Results* r);
 
 // Lock-holder preemptions, spinning, the hogs' CPU and the extension's counters of `tgid`.
-void report_lock_metrics(const kernel::Kernel& k, int tgid, sim::Time duration, user::SliceAbi abi,
+void report_lock_metrics(const kernel::KernelStats& ks, int tgid, sim::Time duration, user::SliceAbi abi,
                          const std::vector<const user::SliceExtClient*>& clients,
                          const std::vector<int64_t>& init_ret, report::Results* r);
 
 // The same, for a workload's clients (any objects with `ext` and `init_ret`, by pointer).
 template <class Clients>
-void report_client_lock_metrics(const kernel::Kernel& k, int tgid, sim::Time duration,
+void report_client_lock_metrics(const kernel::KernelStats& ks, int tgid, sim::Time duration,
                                 user::SliceAbi abi, const Clients& clients, report::Results* r) {
   std::vector<const user::SliceExtClient*> ext;
   std::vector<int64_t> init_ret;
@@ -57,7 +57,7 @@ void report_client_lock_metrics(const kernel::Kernel& k, int tgid, sim::Time dur
     ext.push_back(&c->ext);
     init_ret.push_back(c->init_ret);
   }
-  report_lock_metrics(k, tgid, duration, abi, ext, init_ret, r);
+  report_lock_metrics(ks, tgid, duration, abi, ext, init_ret, r);
 }
 
 }  // namespace workloads

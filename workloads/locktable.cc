@@ -111,13 +111,13 @@ class LockTable : public Workload {
     return hogs_before ? "" : spawn_hogs(k, hogs, hog_nice, hog_policy, seed);
   }
 
-  void report(const kernel::Kernel& k, sim::Time duration, report::Results* r) override {
+  void report(const kernel::KernelStats& ks, sim::Time duration, report::Results* r) override {
     const double secs = static_cast<double>(duration) / 1e9;
     r->notices.push_back(summary_);
     r->metrics.push_back({"sql_executions_per_second", static_cast<double>(s_.executions) / secs,
                           "1/s", "client loops completed (query + critical section)"});
     report_same_cpu_handoffs(s_.trails, r);
-    report_client_lock_metrics(k, tgid_, duration, abi_, clients_, r);
+    report_client_lock_metrics(ks, tgid_, duration, abi_, clients_, r);
     r->latencies.push_back(latency_summary("acquire", s_.acquire_ns));
     r->latencies.push_back(latency_summary("hold", s_.hold_ns));
   }

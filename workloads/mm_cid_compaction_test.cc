@@ -100,7 +100,7 @@ class MmCidCompactionTest : public Workload {
     return "";
   }
 
-  void report(const kernel::Kernel&, sim::Time duration, report::Results* r) override {
+  void report(const kernel::KernelStats&, sim::Time duration, report::Results* r) override {
     const bool skipped = s_.n == 1;
     const bool no_leader = !s_.no_rseq && s_.elected == s_.n && s_.leader_cid < 0;
     const bool passed = skipped || no_leader || s_.cid0_at >= 0;

@@ -99,12 +99,12 @@ class Oltp : public Workload {
     return hogs_before ? "" : spawn_hogs(k, hogs, 0, SCHED_NORMAL, seed);
   }
 
-  void report(const kernel::Kernel& k, sim::Time duration, report::Results* r) override {
+  void report(const kernel::KernelStats& ks, sim::Time duration, report::Results* r) override {
     const double secs = static_cast<double>(duration) / 1e9;
     r->notices.push_back(summary_);
     r->metrics.push_back({"transactions_per_second", static_cast<double>(s_.transactions) / secs,
                           "1/s", "transactions completed (all steps done)"});
-    report_client_lock_metrics(k, tgid_, duration, abi_, clients_, r);
+    report_client_lock_metrics(ks, tgid_, duration, abi_, clients_, r);
     r->latencies.push_back(latency_summary("transaction", s_.transaction_ns));
     r->latencies.push_back(latency_summary("acquire", s_.acquire_ns));
   }

@@ -87,15 +87,15 @@ class SpinLockWorkload : public Workload {
     return hogs_before ? "" : spawn_hogs(k, hogs, hog_nice, SCHED_NORMAL, seed);
   }
 
-  void report(const kernel::Kernel& k, sim::Time duration, report::Results* r) override {
+  void report(const kernel::KernelStats& ks, sim::Time duration, report::Results* r) override {
     const double secs = static_cast<double>(duration) / 1e9;
     uint64_t lhp = 0;
     int64_t spin = 0, run = 0;
-    for (const auto& t : k.tasks()) {
-      if (t->tgid != tgid_) continue;
-      lhp += t->stats.nr_lock_holder_preemptions;
-      spin += static_cast<int64_t>(t->stats.spin_ns);
-      run += static_cast<int64_t>(t->stats.run_ns);
+    for (const kernel::TaskStats& t : ks.tasks) {
+      if (t.tgid != tgid_) continue;
+      lhp += t.lock_holder_preemptions;
+      spin += static_cast<int64_t>(t.spin_ns);
+      run += static_cast<int64_t>(t.run_ns);
     }
     r->metrics.push_back({"acquisitions_per_second", static_cast<double>(s_.acquisitions) / secs,
                           "1/s", "lock acquisitions completed (critical sections done)"});

@@ -66,7 +66,7 @@ class WakeupLatency : public Workload {
     return hogs_before ? "" : spawn_hogs(k, hogs, 0, SCHED_NORMAL, seed);
   }
 
-  void report(const kernel::Kernel&, sim::Time, report::Results* r) override {
+  void report(const kernel::KernelStats&, sim::Time, report::Results* r) override {
     const report::LatencySummary l = latency_summary("wakeup", s_.latency);
     r->latencies.push_back(l);
     r->metrics.push_back({"wakeup_p50_us", static_cast<double>(l.p50_ns) / 1e3, "us", "median wakeup latency"});

@@ -49,8 +49,8 @@ class Workload {
   // Creates the workload's processes and threads. Returns "" or an error naming the
   // parameter (the run is then abandoned with exit code 2).
   virtual std::string setup(kernel::Kernel& k, const Params& p, uint64_t seed) = 0;
-  // Adds the workload's metrics (and latency summaries, notices) after the run.
-  virtual void report(const kernel::Kernel& k, sim::Time duration, report::Results* r) = 0;
+  // Adds the workload's metrics, from its own state and the kernel's counters `ks` (and latency summaries, notices) after the run.
+  virtual void report(const kernel::KernelStats& ks, sim::Time duration, report::Results* r) = 0;
 };
 
 struct WorkloadInfo {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "hw/machine.h"
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "scenario/experiment.h"
 #include "tests/workloads/scenario_run.h"
 #include "sim/engine.h"
@@ -40,7 +40,7 @@ void setup_on_small4(const std::string& workload, std::map<std::string, std::str
   sim::Engine engine;
   kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
   cfg.launcher_task = false;
-  kernel::Kernel k(&engine, m, cfg);
+  kernel::KernelImpl k(&engine, m, cfg);
   std::unique_ptr<workloads::Workload> w = info->make();
   ASSERT_EQ(w->setup(k, workloads::Params(p), 1), "");
   k.start();

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "hw/machine.h"
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "scenario/experiment.h"
 #include "sim/engine.h"
 #include "sim/rng.h"
@@ -225,7 +225,7 @@ double clients_running_spread(sim::Time timer_irq_jitter_ns) {
   sim::Engine engine;
   kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
   cfg.launcher_task = false;
-  kernel::Kernel k(&engine, m, cfg);
+  kernel::KernelImpl k(&engine, m, cfg);
   std::unique_ptr<workloads::Workload> w = info->make();
   EXPECT_EQ(w->setup(k, workloads::Params(p), 1), "");
   k.start();

@@ -1,0 +1,138 @@
+// The kernel's own view of itself (kernel-private: only kernel/ and its tests include this):
+// per-CPU runqueues, tasks, timers and the state the scheduler classes share. The layers
+// above see the narrow kernel::Kernel of kernel/kernel.h, which this implements.
+#pragma once
+#include <libdivide.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hw/machine.h"
+#include "kernel/config.h"
+#include "kernel/kernel.h"
+#include "kernel/sched/sched.h"
+#include "kernel/uapi.h"
+#include "sim/engine.h"
+
+namespace kernel {
+
+class KernelImpl final : public Kernel {
+ public:
+  KernelImpl(sim::Engine* engine, const hw::Machine& machine, const KernelConfig& cfg);
+  ~KernelImpl() override;
+
+  using Kernel::cfg_;
+  using Kernel::machine_;
+  // The task that forks the threads, or null before the first one is created.
+  const task_struct* launcher() const { return launcher_; }
+  int nr_cpus() const { return static_cast<int>(rqs_.size()); }
+  const std::vector<std::unique_ptr<task_struct>>& tasks() const { return tasks_; }
+  const rq& cpu_rq(int cpu) const { return *rqs_[cpu]; }
+  const Warnings& warnings() const { return warnings_; }
+
+  // Kernel's public methods (documented in kernel/kernel.h), which forward here.
+  int create_process(const std::string& name);
+  int create_thread(int tgid, const TaskAttr& attr, std::unique_ptr<UserContext> prog,
+                    sim::Time start = 0);
+  std::string validate_attr(const TaskAttr& attr) const;
+  void start();
+  void finish(sim::Time end);
+  void user_store(UserWord* w, int64_t v);
+  bool user_cmpxchg(UserWord* w, int64_t expected, int64_t desired);
+  int64_t user_fetch_add(UserWord* w, int64_t delta);
+  const std::string& process_name(int tgid) const;
+  KernelStats snapshot() const;  // kernel/stats.cc
+
+  rq* rq_of(int cpu) { return rqs_[cpu].get(); }
+  sim::Engine* engine() { return engine_; }
+  void warn_once(const std::string& what);
+  u64 jiffies() const { return static_cast<u64>(engine_->now() / cfg_.tick_nsec()); }
+  task_struct* current_task() { return current_; }
+  int current_cpu() const { return current_cpu_; }
+  void set_current(task_struct* p, int cpu) { current_ = p; current_cpu_ = cpu; }
+
+  u64 base_slice_ns = 0;       // sysctl_sched_base_slice, scaled for nr_cpus
+  unsigned nr_overloaded = 0;  // CPUs with nr_running >= 2 (root domain "overload")
+  unsigned rto_count = 0;      // CPUs with pushable RT tasks (root domain rto_count)
+  int rto_cpu = -1;            // RT_PUSH_IPI: where the push chain is, -1 when idle
+  unsigned rto_loop = 0, rto_loop_next = 0;  // a pull during a chain asks for one more loop
+  u64 nohz_next_balance = 0;   // jiffies
+  u64 nohz_next_blocked = 0;   // jiffies: next NOHZ_STATS_KICK
+  u64 cfs_tasks_clock = 0;     // stamps sched_entity::cfs_tasks_seq
+  unsigned nohz_flags = 0;     // NOHZ_*_KICK asked of the idle balancer
+  bool nohz_has_blocked = false;  // idle CPUs may hold blocked load to decay (nohz.has_blocked)
+  int nr_idle_cpus = 0;
+  const struct slice_ext_ops* slice_ops = nullptr;  // selected once from cfg_.slice_ext.abi
+  const struct mm_cid_ops* mm_cid_ops = nullptr;    // selected once from cfg_.mm_cid
+  const struct softirq_ops* softirq_ops = nullptr;  // selected once from cfg_.softirq
+  sim::Rng rng;                                     // the kernel's own draws (rseq_miss)
+  sim::UniformInt timer_irq_jitter;                 // uniform(0, costs.timer_irq_jitter_ns)
+  // Divides by costs.smt_slowdown_permille without a 64-bit divide: settle_user() converts
+  // wall time to work on nearly every event.
+  libdivide::divider<uint64_t> smt_slowdown_div;
+  // machine_.line_transfer_ns() from one packed entry per CPU (three vector reads each
+  // otherwise), and the spinners' reload jitter uniform(0, lat/2) for each distance as a
+  // sim::UniformInt (no 64-bit divide per draw): both run for every spinner on every
+  // change of a spun-on word.
+  std::vector<hw::CpuPlace> cpu_places;
+  sim::Time line_ns[hw::kLineDistances] = {};       // costs.line_ns() by hw::line_distance()
+  sim::UniformInt spin_jitter[hw::kLineDistances];  // uniform(0, line_ns[d] / 2)
+  int line_distance(int a, int b) const {
+    return hw::line_distance(a, b, cpu_places[static_cast<size_t>(a)], cpu_places[static_cast<size_t>(b)]);
+  }
+  sim::Time line_transfer_ns(int a, int b) const { return line_ns[line_distance(a, b)]; }
+  std::vector<std::unique_ptr<struct mm_struct>> mms;
+  std::vector<task_struct*> balance_scratch;        // detach_tasks() candidates
+  // Per CPU, what load balancing and idle-CPU searches read of every CPU of a domain, again
+  // and packed (simulator-only): update_sg_lb_stats() and available_idle_cpu() loop over up
+  // to all CPUs, and 16 bytes per CPU instead of two or three lines of each rq make those
+  // loops several times faster on wide machines. Written by lb_view_update() where the rq
+  // fields change: add/sub_nr_running, enqueue/dequeue_entity, __schedule, the wake list.
+  std::vector<lb_cpu> lb_view;
+  // lb_view summed per CPU, core, LLC and socket (the sched groups of every level), and per
+  // CPU the four sums it counts in. Sized once by build_sched_domains().
+  std::vector<lb_sum> lb_sums[4];
+  std::vector<std::array<lb_sum*, 4>> lb_sums_of;
+  std::vector<int> llc_nr_idle_scan;  // per LLC: sd_llc_shared->nr_idle_scan (SIS_UTIL)
+  std::vector<int> all_cpus;          // 0..nr_cpus-1 (cpu_online_mask)
+  // Per CPU: the last CPU cpumask_any_and_distribute() chose there (RT placement).
+  std::vector<int> distribute_cpu_mask_prev;
+  struct mm_struct* mm_of(int tgid);
+  // Threads the launcher forks, in order (kernel/fork.cc).
+  struct PendingFork {
+    task_struct* p;
+    sim::Time start;
+  };
+  std::vector<PendingFork> pending_forks;
+  // Test hook: makes task_getshared() see a pending fatal signal (-EINTR).
+  void TEST_set_fatal_signal(int pid);
+  // Ends a process: its threads must all have exited; frees its [task_shared] pages.
+  void exit_mm(int tgid);
+
+ private:
+  std::vector<std::unique_ptr<rq>> rqs_;
+  bool has_threads(int tgid) const;
+
+  std::vector<std::unique_ptr<task_struct>> tasks_;
+  std::vector<std::unique_ptr<task_struct>> idle_tasks_;
+  std::vector<std::pair<int, std::string>> process_names_;
+  std::vector<std::unique_ptr<UserContext>> programs_;
+  task_struct* launcher_ = nullptr;
+  // launcher=outside: one timer per thread, and when the parent may fork again.
+  std::vector<std::unique_ptr<sim::Timer>> start_timers_;
+  sim::Time next_fork_ = 0;
+  sim::Timer launcher_start_;
+  sim::Timer launcher_wake_;  // a thread created after the launcher went to wait
+  // A task_struct for a new thread of `tgid`, on its first allowed CPU, not yet queued.
+  std::unique_ptr<task_struct> alloc_task(int tgid, const TaskAttr& attr);
+  static void fork_from_outside(sim::Timer* t, sim::Time now);
+  // Has the launcher fork p at `start` (kernel/fork.cc); creates the launcher first.
+  void queue_fork(task_struct* p, sim::Time start);
+  int next_pid_ = 1;
+  task_struct* current_ = nullptr;
+  int current_cpu_ = -1;
+  Warnings warnings_;
+};
+
+}  // namespace kernel
