@@ -121,7 +121,9 @@ int real_main(const std::vector<std::string>& args) {
   RunResult r;
   if (std::string err = run(p, &r); !err.empty()) {
     std::fprintf(stderr, "schedlab real: error: %s\n", err.c_str());
-    return kExitInternal;
+    // A host that cannot place the hogs as asked (no cpu cgroup it may create) is like a
+    // mode this kernel cannot run: exit 2.
+    return err.rfind("--hogs-as ", 0) == 0 ? kExitBadInput : kExitInternal;
   }
   for (const std::string& n : r.notices) std::fprintf(stderr, "%s\n", n.c_str());
   print_result(r, std::cout);
