@@ -445,10 +445,17 @@ std::string cpu_cgroup_parent(std::string* why) {
   };
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the runner
   if (getppid() != parent) _exit(0);
+  // The runner's autogroup nice ("/autogroup-N nice K"; no file without
+  // CONFIG_SCHED_AUTOGROUP): the new session's group gets the same, so the two groups weigh
+  // the same, as two sessions started alike do.
+  std::string group, nice_word;
+  int group_nice = 0;
+  std::ifstream("/proc/self/autogroup") >> group >> nice_word >> group_nice;
   if (setsid() < 0) {
     report(std::string("setsid() failed: ") + std::strerror(errno));
     _exit(1);
   }
+  if (nice_word == "nice" && group_nice != 0) std::ofstream("/proc/self/autogroup") << group_nice;
   if (!cgroup_dir.empty()) {
     std::ofstream procs(cgroup_dir + "/cgroup.procs");
     procs << getpid() << std::flush;

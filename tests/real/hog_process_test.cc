@@ -83,3 +83,32 @@ TEST(HogProcess, TheRunSaysWhereItsHogsRanAndNeedsHogs) {
 }
 
 }  // namespace
+
+namespace {
+
+// The autogroup nice of `pid`, or 99 without CONFIG_SCHED_AUTOGROUP.
+int autogroup_nice(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/autogroup");
+  std::string group, word;
+  int nice = 99;
+  if (!(f >> group >> word >> nice) || word != "nice") return 99;
+  return nice;
+}
+
+// The hogs' new session gets the runner's autogroup nice: the two groups weigh the same.
+TEST(HogProcess, SessionGroupTakesTheRunnersAutogroupNice) {
+  if (autogroup_nice(getpid()) == 99) GTEST_SKIP() << "no autogroup on this kernel";
+  // A session (and autogroup) of this test's own, so the nice below weighs nothing else.
+  if (getsid(0) != getpid() && setsid() < 0) GTEST_SKIP() << "cannot start a session";
+  {
+    std::ofstream f("/proc/self/autogroup");
+    f << 5 << std::flush;
+    if (!f || autogroup_nice(getpid()) != 5) GTEST_SKIP() << "cannot set this process's autogroup nice";
+  }
+  real::internal::HogProcess h;
+  ASSERT_EQ(h.start(1, {}, real::HogsAs::kSession), "");
+  EXPECT_EQ(autogroup_nice(h.pid()), 5);
+  h.stop();
+}
+
+}  // namespace
