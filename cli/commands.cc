@@ -41,7 +41,7 @@ int main_with_args(const std::vector<std::string>& args) {
   RunOptions ro;
   CLI::App* run = app.add_subcommand("run", "Run a built-in workload or a scenario file");
   opt(run, "target", ro.target, "workload name (see `schedlab list`) or scenario .toml file");
-  opt(run, "--machine,-m", ro.machine, "machine profile (genoa, vm50, small4, host) or TOML path");
+  opt(run, "--machine,-m", ro.machine, "machine profile (genoa, vm100, vm50, small4, host) or TOML path");
   opt(run, "--cpus", ro.cpus, "use only the first N CPUs of the machine")->type_name("N");
   opt(run, "--duration,-d", ro.duration, "simulated time with its unit (ns, us, ms, s), e.g. 500ms, 10s");
   opt(run, "--seed", ro.seed, "random seed, 0..2^63-1 (same seed => identical results)")->type_name("N");

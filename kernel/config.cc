@@ -154,6 +154,18 @@ std::string set_config_key(KernelConfig* cfg, const std::string& key, const std:
     cfg->launcher_task = value == "task";
     return "";
   }
+  if (key == "launcher_cpu") {
+    // "random" or a CPU number; whether the CPU exists is checked against the machine
+    // (validate_config_machine).
+    if (value == "random") {
+      cfg->launcher_cpu = KernelConfig::kLauncherCpuRandom;
+      return "";
+    }
+    if (!parse_int(value, &n) || n < 0 || n > 8191)
+      return "launcher_cpu: expected a CPU number or random (got '" + value + "')";
+    cfg->launcher_cpu = static_cast<int>(n);
+    return "";
+  }
   if (key == "migration_cost_ns") {
     if (!parse_int(value, &n) || n < 0 || n > 1000000000000LL)
       return "migration_cost_ns: must be an integer in 0..1000000000000 (got '" + value + "')";
@@ -330,6 +342,9 @@ const char* mm_cid_name(MmCid m) {
 }
 
 std::string validate_config_machine(const KernelConfig& cfg, int nr_cpus) {
+  if (cfg.launcher_cpu >= nr_cpus)
+    return "launcher_cpu: CPU " + std::to_string(cfg.launcher_cpu) + " does not exist (the machine has " +
+           std::to_string(nr_cpus) + ")";
   if (mm_cid_effective(cfg) == MmCid::Batched && cfg.mm_cid_scan_batch != 0 &&
       (cfg.mm_cid_scan_batch < 1 || cfg.mm_cid_scan_batch > nr_cpus))
     return "mm_cid.scan_batch: must be in 1.." + std::to_string(nr_cpus) +

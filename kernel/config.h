@@ -74,6 +74,12 @@ struct KernelConfig {
   // parent off the machine that costs nothing and forks each thread from its first allowed
   // CPU, clone_ns apart: for tests of one mechanism, and to see what the launcher changes.
   bool launcher_task = true;
+  // The CPU the launcher task's parent (the shell) runs on when it forks the launcher (not a
+  // Linux setting): wake_up_new_task() places the launcher from there, so it decides the
+  // launcher's LLC and socket and, through fork placement, where the threads start.
+  // kLauncherCpuRandom draws it per seed (a shell runs wherever it last woke up).
+  static constexpr int kLauncherCpuRandom = -1;
+  int launcher_cpu = 0;
   sim::Time migration_cost_ns = 500000;  // sysctl_sched_migration_cost
   int rr_timeslice_ms = 100;             // sched_rr_timeslice_ms
   // Wakeup preemption picks through pick_next_entity(), which finishes the dequeue of a

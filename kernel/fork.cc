@@ -14,6 +14,9 @@
 
 namespace kernel {
 
+// The draw of launcher_cpu=random: a stream of its own, so the choice moves no other draw.
+constexpr uint64_t kLauncherCpuStream = 0x7368656c6cull << 24;  // "shell"
+
 void register_fork_syscalls();  // called by the syscall table's registrar
 
 namespace {
@@ -89,6 +92,11 @@ void KernelImpl::queue_fork(task_struct* p, sim::Time start) {
     prog->pid = l->pid;
     l->user = prog.get();
     launcher_ = l.get();
+    // The shell forks it from the CPU it runs on; wake_up_new_task() places it from there.
+    int shell_cpu = cfg_.launcher_cpu;
+    if (shell_cpu == KernelConfig::kLauncherCpuRandom)
+      shell_cpu = static_cast<int>(sim::Rng(cfg_.seed, kLauncherCpuStream).uniform_int(0, nr_cpus() - 1));
+    __set_task_cpu(launcher_, shell_cpu);
     launcher_start_.fn = fork_from_outside;  // by the shell
     launcher_start_.ctx = launcher_;
     engine_->arm(&launcher_start_, engine_->now());

@@ -102,7 +102,7 @@ std::string run_extend_sched2(const Params& p, Backend backend, RunResult* out) 
   std::vector<ThreadStats> stats(p.threads);
   std::vector<std::thread> workers;
   workers.reserve(p.threads);
-  const int parties = p.threads + p.hogs;
+  const int parties = p.threads + hogs_in_process(p);
   Window window(parties, p.duration_ns);
   Hogs hogs;
   // Whatever happens (creating a thread can throw), started workers stop and are joined
@@ -129,7 +129,7 @@ std::string run_extend_sched2(const Params& p, Backend backend, RunResult* out) 
   // while the earlier ones spin would take seconds (the creator gets a 1/N share of the
   // CPUs) and start them at different times.
   const int64_t created_from = now_ns();
-  hogs.start(p.hogs, p.cpus, &window);
+  hogs.start(hogs_in_process(p), p.cpus, &window);
   for (int i = 0; i < p.threads; ++i)
     workers.emplace_back(worker, &p, &objs[i % nobj], &stats[i], &window);
   measured_window(&window, parties, created_from, p.duration_ns, out,

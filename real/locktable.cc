@@ -84,7 +84,7 @@ std::string run_locktable(const Params& p, Backend backend, RunResult* out) {
   std::atomic<bool> stop{false};
   std::vector<std::thread> clients;
   clients.reserve(p.clients);
-  const int parties = p.clients + p.hogs;
+  const int parties = p.clients + hogs_in_process(p);
   Window window(parties, p.duration_ns);
   Hogs hogs;
   // Started clients stop and are joined on every way out (creating a thread can throw); the
@@ -104,7 +104,7 @@ std::string run_locktable(const Params& p, Backend backend, RunResult* out) {
 
   // All threads exist and wait for the window before it opens (as in extend-sched2).
   const int64_t created_from = now_ns();
-  hogs.start(p.hogs, p.cpus, &window);
+  hogs.start(hogs_in_process(p), p.cpus, &window);
   for (int i = 0; i < p.clients; ++i)
     clients.emplace_back(client, &p, work, &locks[i % nlocks], &stop, &stats[i], &window);
   measured_window(&window, parties, created_from, p.duration_ns, out,

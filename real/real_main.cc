@@ -47,6 +47,11 @@ int real_main(const std::vector<std::string>& args) {
   app.add_option("--threads", threads, "extend-sched2 worker threads (default: CPUs available)");
   app.add_option("--clients", clients, "locktable client threads (default: CPUs available)");
   app.add_option("--hogs", hogs, "CPU hog threads beside the workload (default 0)");
+  std::string hogs_as;
+  app.add_option("--hogs-as", hogs_as,
+                 "where the hogs run: threads (of this process, default), session (a separate "
+                 "process in a new session, started first), cgroup (as session, and in a new "
+                 "cpu cgroup)");
   app.add_option("--locks", locks,
                  "lock objects; thread i uses i % locks (default: extend-sched2 max(1, threads/10), "
                  "locktable 1)");
@@ -86,6 +91,16 @@ int real_main(const std::vector<std::string>& args) {
   if (app.count("--threads")) p.threads = threads;
   if (app.count("--clients")) p.clients = clients;
   if (app.count("--hogs")) p.hogs = hogs;
+  if (app.count("--hogs-as")) {
+    if (hogs_as == "threads")
+      p.hogs_as = HogsAs::kThreads;
+    else if (hogs_as == "session")
+      p.hogs_as = HogsAs::kSession;
+    else if (hogs_as == "cgroup")
+      p.hogs_as = HogsAs::kCgroup;
+    else
+      return fail("--hogs-as: expected threads, session or cgroup (got '" + hogs_as + "')");
+  }
   if (app.count("--locks")) p.locks = locks;
   if (app.count("--mode")) p.mode = mode;
   if (app.count("--cs-iterations")) p.cs_iterations = cs_iterations;
@@ -106,7 +121,9 @@ int real_main(const std::vector<std::string>& args) {
   RunResult r;
   if (std::string err = run(p, &r); !err.empty()) {
     std::fprintf(stderr, "schedlab real: error: %s\n", err.c_str());
-    return kExitInternal;
+    // A host that cannot place the hogs as asked (no cpu cgroup it may create) is like a
+    // mode this kernel cannot run: exit 2.
+    return err.rfind("--hogs-as ", 0) == 0 ? kExitBadInput : kExitInternal;
   }
   for (const std::string& n : r.notices) std::fprintf(stderr, "%s\n", n.c_str());
   print_result(r, std::cout);

@@ -2,9 +2,14 @@
 // CPU lists, the helpers both workloads use, and dispatch to extend_sched2.cc / locktable.cc.
 #include "real/runner.h"
 
+#include <fcntl.h>
 #include <sched.h>
-#include <time.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,10 +17,12 @@
 #include <cstdio>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <sstream>
 #include <system_error>
+#include <thread>
 
 #include "real/runner_internal.h"
 #include "sim/parse.h"
@@ -170,6 +177,8 @@ std::string validate(const Params& p) {
   if (n < 1) return std::string(workers) + " must be >= 1" + got(n);
   if (p.duration_ns <= 0) return "--duration must be > 0" + got(p.duration_ns, " ns");
   if (p.hogs < 0) return "--hogs must be >= 0" + got(p.hogs);
+  if (p.hogs == 0 && p.hogs_as != HogsAs::kThreads)
+    return std::string("--hogs-as ") + hogs_as_name(p.hogs_as) + " needs --hogs >= 1 (got 0)";
   if (const ThreadLimit lim = host_thread_limit();
       static_cast<int64_t>(n) + p.hogs > lim.threads)
     return std::string(workers) + " " + std::to_string(n) +
@@ -243,6 +252,15 @@ double RunResult::executions_per_s() const {
   return elapsed_s > 0 ? static_cast<double>(runs) / elapsed_s : 0;
 }
 
+const char* hogs_as_name(HogsAs h) {
+  switch (h) {
+    case HogsAs::kThreads: return "threads";
+    case HogsAs::kSession: return "session";
+    case HogsAs::kCgroup: return "cgroup";
+  }
+  return "?";
+}
+
 std::string run(const Params& p, RunResult* out) {
   if (std::string err = validate(p); !err.empty()) return err;
   Backend backend;
@@ -251,6 +269,14 @@ std::string run(const Params& p, RunResult* out) {
   out->params = p;
   out->backend = backend;
   out->nobj = resolved_locks(p);
+  // Hogs of their own: forked first, while this process has a single thread.
+  internal::HogProcess hog_process;
+  if (p.hogs > 0 && p.hogs_as != HogsAs::kThreads) {
+    if (std::string err = hog_process.start(p.hogs, p.cpus, p.hogs_as); !err.empty())
+      return "--hogs-as " + std::string(hogs_as_name(p.hogs_as)) + ": " + err;
+    out->notices.push_back(std::to_string(p.hogs) + " hogs run in a process of their own, in a new session" +
+                           (hog_process.cgroup_dir().empty() ? "" : " and cgroup " + hog_process.cgroup_dir()));
+  }
   std::string err;
   try {
     err = p.workload == Workload::kExtendSched2 ? internal::run_extend_sched2(p, backend, out)
@@ -392,6 +418,122 @@ void Hogs::start(int n, const std::vector<int>& cpus, Window* window) {
       if (window) window->arrive_and_wait();
       while (!stop_.load(std::memory_order_relaxed)) busy_iterations(10'000);
     });
+}
+
+namespace {
+
+// The first cpu-controller cgroup directory this process can make a child in: cgroup v2 at
+// /sys/fs/cgroup if its root delegates cpu, else the v1 cpu hierarchy. "" and `why` if none.
+std::string cpu_cgroup_parent(std::string* why) {
+  std::ifstream v2("/sys/fs/cgroup/cgroup.subtree_control");
+  std::string word;
+  while (v2 >> word)
+    if (word == "cpu") return "/sys/fs/cgroup";
+  struct stat st;
+  if (stat("/sys/fs/cgroup/cpu/cgroup.procs", &st) == 0) return "/sys/fs/cgroup/cpu";
+  *why = "no cgroup hierarchy with the cpu controller (neither cgroup v2 delegating cpu at "
+         "/sys/fs/cgroup nor a v1 /sys/fs/cgroup/cpu)";
+  return "";
+}
+
+// The child's part: never returns. Reports "ok" or an error on `fd`, then spins.
+[[noreturn]] void hog_child(int fd, pid_t parent, int n, const std::vector<int>& cpus,
+                            const std::string& cgroup_dir) {
+  auto report = [fd](const std::string& m) {
+    const std::string line = m + "\n";
+    [[maybe_unused]] ssize_t w = write(fd, line.data(), line.size());
+  };
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the runner
+  if (getppid() != parent) _exit(0);
+  // The runner's autogroup nice ("/autogroup-N nice K"; no file without
+  // CONFIG_SCHED_AUTOGROUP): the new session's group gets the same, so the two groups weigh
+  // the same, as two sessions started alike do.
+  std::string group, nice_word;
+  int group_nice = 0;
+  std::ifstream("/proc/self/autogroup") >> group >> nice_word >> group_nice;
+  if (setsid() < 0) {
+    report(std::string("setsid() failed: ") + std::strerror(errno));
+    _exit(1);
+  }
+  if (nice_word == "nice" && group_nice != 0) std::ofstream("/proc/self/autogroup") << group_nice;
+  if (!cgroup_dir.empty()) {
+    std::ofstream procs(cgroup_dir + "/cgroup.procs");
+    procs << getpid() << std::flush;
+    if (!procs) {
+      report("cannot move the hog process into " + cgroup_dir + ": " + std::strerror(errno));
+      _exit(1);
+    }
+  }
+  std::vector<std::thread> threads;
+  try {
+    for (int i = 0; i < n; ++i)
+      threads.emplace_back([cpus] {
+        pin_current_thread(cpus);
+        for (;;) busy_iterations(10'000);
+      });
+  } catch (const std::system_error& e) {
+    report(std::string("cannot start a hog thread: ") + e.what());
+    _exit(1);
+  }
+  report("ok");
+  close(fd);
+  for (;;) pause();
+}
+
+}  // namespace
+
+std::string HogProcess::start(int n, const std::vector<int>& cpus, HogsAs as) {
+  if (as == HogsAs::kCgroup) {
+    std::string why;
+    const std::string parent = cpu_cgroup_parent(&why);
+    if (parent.empty()) return why;
+    const std::string dir = parent + "/schedlab-hogs-" + std::to_string(getpid());
+    if (mkdir(dir.c_str(), 0755) != 0)
+      return "cannot create " + dir + ": " + std::strerror(errno);
+    cgroup_dir_ = dir;
+  }
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    stop();
+    return std::string("pipe2() failed: ") + std::strerror(errno);
+  }
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    stop();
+    return std::string("fork() failed: ") + std::strerror(errno);
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    hog_child(fds[1], parent, n, cpus, cgroup_dir_);
+  }
+  pid_ = pid;
+  close(fds[1]);
+  std::string msg;
+  char c;
+  while (read(fds[0], &c, 1) == 1 && c != '\n') msg += c;
+  close(fds[0]);
+  if (msg != "ok") {
+    stop();
+    return msg.empty() ? "the hog process ended before its hogs ran" : msg;
+  }
+  return "";
+}
+
+void HogProcess::stop() {
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+  }
+  if (!cgroup_dir_.empty()) {
+    // The cgroup empties once the killed process is reaped; removal can lag a little.
+    for (int i = 0; i < 100 && rmdir(cgroup_dir_.c_str()) != 0 && errno == EBUSY; ++i) usleep(10'000);
+    cgroup_dir_.clear();
+  }
 }
 
 void Hogs::stop() {

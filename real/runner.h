@@ -14,6 +14,13 @@ namespace real {
 
 enum class Workload { kExtendSched2, kLockTable };
 
+// Where the hogs run: threads of this process (the default), or a separate process in a new
+// session (setsid(), so a kernel with autogroup gives it a group of its own), optionally also
+// in a new cgroup with the cpu controller. The separate process starts, and its hogs spin,
+// before the workload's threads are created, as a hog program started beforehand would.
+enum class HogsAs { kThreads, kSession, kCgroup };
+const char* hogs_as_name(HogsAs h);
+
 const char* workload_name(Workload w);
 
 // Parameters of a run. default_params() fills the per-workload defaults; validate() checks.
@@ -22,6 +29,7 @@ struct Params {
   int threads = 1;    // extend-sched2 workers (the original: one per configured CPU)
   int clients = 1;    // locktable clients
   int hogs = 0;       // CPU hog threads (busy loops) beside the workload
+  HogsAs hogs_as = HogsAs::kThreads;
   int locks = -1;     // lock objects; -1 = default (extend-sched2 max(1, threads/10), locktable 1)
   int64_t duration_ns = 0;            // wall time of the run
   int mode = 0;                       // 0 none, 1 RFC task_getshared, 2 (2023 prototype), 3 mainline

@@ -115,6 +115,29 @@ class Hogs {
   std::vector<std::thread> threads_;
 };
 
+// The hogs of --hogs-as session|cgroup: a child process, forked before any thread exists,
+// that calls setsid() (and joins a cgroup of its own for kCgroup), starts `n` busy threads
+// pinned like the workload, reports that they run, and spins until stop() kills it.
+class HogProcess {
+ public:
+  HogProcess() = default;
+  HogProcess(const HogProcess&) = delete;
+  HogProcess& operator=(const HogProcess&) = delete;
+  ~HogProcess() { stop(); }
+  // "" once the hogs run; else why not (nothing is left running).
+  std::string start(int n, const std::vector<int>& cpus, HogsAs as);
+  void stop();
+  const std::string& cgroup_dir() const { return cgroup_dir_; }
+  int pid() const { return pid_; }
+
+ private:
+  int pid_ = -1;
+  std::string cgroup_dir_;  // created by start(), removed by stop()
+};
+
+// The threads of the hogs that run inside the workload's process.
+inline int hogs_in_process(const Params& p) { return p.hogs_as == HogsAs::kThreads ? p.hogs : 0; }
+
 // How far ahead of now the gate opens: time for the main thread to wake every waiter.
 inline int64_t gate_lead_ns(int parties) { return 2'000'000 + int64_t{50'000} * parties; }
 

@@ -26,7 +26,7 @@ namespace {
 
 bool is_kernel_key(const std::string& k) {
   return k == "hz" || k == "preempt" || k == "base_slice_ns" || k == "nohz_idle" || k == "skew_tick" ||
-         k == "launcher" || k == "migration_cost_ns" || k == "rr_timeslice_ms" ||
+         k == "launcher" || k == "launcher_cpu" || k == "migration_cost_ns" || k == "rr_timeslice_ms" ||
          k == "wakeup_pick_next_entity" || k.rfind("sched_feat.", 0) == 0 ||
          k == "slice_ext" || k.rfind("slice_ext.", 0) == 0 || k.rfind("fair_server.", 0) == 0 ||
          k == "mm_cid" || k.rfind("mm_cid.", 0) == 0 || k.rfind("softirq.", 0) == 0;

@@ -59,8 +59,10 @@ int hog_tgid(const kernel::KernelStats& ks) {
 // statistics, both per client; plus notices when the kernel and the clients disagree.
 void report_lock_metrics(const kernel::KernelStats& ks, int tgid, sim::Time duration, user::SliceAbi abi,
                          const std::vector<const user::SliceExtClient*>& clients,
-                         const std::vector<int64_t>& init_ret, report::Results* r) {
+                         const std::vector<int64_t>& init_ret, report::Results* r,
+                         sim::Time hog_duration) {
   const double secs = static_cast<double>(duration) / 1e9;
+  const double hog_secs = static_cast<double>(hog_duration > 0 ? hog_duration : duration) / 1e9;
   uint64_t lhp = 0;
   int64_t lhp_ns = 0, spin = 0, run = 0;
   kernel::SliceExtCounts kc;
@@ -90,7 +92,7 @@ void report_lock_metrics(const kernel::KernelStats& ks, int tgid, sim::Time dura
       "of client CPU", "share of the clients' CPU time burnt spinning");
   add("spin_cpu_seconds_per_second", static_cast<double>(spin) / 1e9 / secs, "CPUs",
       "CPU time burnt spinning per second of run");
-  add("hog_cpu_seconds_per_second", static_cast<double>(hog_ns) / 1e9 / secs, "CPUs",
+  add("hog_cpu_seconds_per_second", static_cast<double>(hog_ns) / 1e9 / hog_secs, "CPUs",
       "CPU time the hogs received per second of run");
 
   user::SliceExtClient::Counters uc;

@@ -45,19 +45,23 @@ void report_same_cpu_handoffs(const std::vector<CsCpuTrail>& trails, report::Res
 // Lock-holder preemptions, spinning, the hogs' CPU and the extension's counters of `tgid`.
 void report_lock_metrics(const kernel::KernelStats& ks, int tgid, sim::Time duration, user::SliceAbi abi,
                          const std::vector<const user::SliceExtClient*>& clients,
-                         const std::vector<int64_t>& init_ret, report::Results* r);
+                         const std::vector<int64_t>& init_ret, report::Results* r,
+                         sim::Time hog_duration = 0);
 
 // The same, for a workload's clients (any objects with `ext` and `init_ret`, by pointer).
 template <class Clients>
+// `hog_duration` (0 = `duration`): the time the hogs' rate is over, when the hogs started
+// before the clients (locktable's hogs_lead).
 void report_client_lock_metrics(const kernel::KernelStats& ks, int tgid, sim::Time duration,
-                                user::SliceAbi abi, const Clients& clients, report::Results* r) {
+                                user::SliceAbi abi, const Clients& clients, report::Results* r,
+                                sim::Time hog_duration = 0) {
   std::vector<const user::SliceExtClient*> ext;
   std::vector<int64_t> init_ret;
   for (const auto& c : clients) {
     ext.push_back(&c->ext);
     init_ret.push_back(c->init_ret);
   }
-  report_lock_metrics(ks, tgid, duration, abi, ext, init_ret, r);
+  report_lock_metrics(ks, tgid, duration, abi, ext, init_ret, r, hog_duration);
 }
 
 }  // namespace workloads

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "sim/stats.h"
 #include "user/slice_ext.h"
@@ -32,6 +33,8 @@ int scaled(int n, int cpus) {
 }
 
 using Client = LockClient;
+
+constexpr uint64_t kHogsLeadStream = 0x6c656164;  // "lead"
 
 struct Shared {
   std::vector<user::SpinLock> locks;
@@ -69,6 +72,8 @@ class LockTable : public Workload {
     if (!p.error().empty()) return p.error();
     if (std::string e = parse_dist("query", p.get("query"), &s_.query); !e.empty()) return e;
     if (std::string e = parse_dist("cs", p.get("cs"), &s_.cs); !e.empty()) return e;
+    Dist lead;
+    if (std::string e = parse_dist("hogs_lead", p.get("hogs_lead"), &lead); !e.empty()) return e;
     if (std::string e = parse_slice_abi(p, false, &abi_); !e.empty()) return e;
     int policy = SCHED_NORMAL, hog_policy = SCHED_NORMAL;
     if (std::string e = parse_policy("policy", p.get("policy"), &policy); !e.empty()) return e;
@@ -95,6 +100,12 @@ class LockTable : public Workload {
     if (std::string e = k.validate_attr(attr); !e.empty()) return e;
     bool hogs_before = true;
     if (std::string e = parse_hogs_start(p, &hogs_before); !e.empty()) return e;
+    if (!hogs_before && !lead.always_zero())
+      return "hogs_lead: needs hogs_start=before (got hogs_start=after)";
+    // The hog program started this long before the clients (from another shell): drawn once
+    // per seed, from a stream of its own.
+    sim::Rng lead_rng(seed, kHogsLeadStream);
+    lead_ns_ = lead.sample(lead_rng);
     if (hogs_before)
       if (std::string e = spawn_hogs(k, hogs, hog_nice, hog_policy, seed); !e.empty()) return e;
     tgid_ = k.create_process("locktable");
@@ -102,22 +113,27 @@ class LockTable : public Workload {
       clients_.push_back(std::make_unique<Client>(abi_));
       auto th = std::make_unique<user::Thread>(&k, sim::Rng(seed, i));
       th->start(locktable_client(*th, &s_, clients_.back().get(), i % locks));
-      k.create_thread(tgid_, attr, std::move(th));
+      k.create_thread(tgid_, attr, std::move(th), lead_ns_);
     }
-    char line[160];
+    char line[200];
     std::snprintf(line, sizeof(line), "locktable: %d clients on %d lock(s), %d hog(s), ext=%s",
                   clients, locks, hogs, kernel::slice_ext_abi_name(abi_));
+    if (lead_ns_ > 0)
+      std::snprintf(line + std::strlen(line), sizeof(line) - std::strlen(line),
+                    ", clients started %.3f ms after the hogs", static_cast<double>(lead_ns_) / 1e6);
     summary_ = line;
     return hogs_before ? "" : spawn_hogs(k, hogs, hog_nice, hog_policy, seed);
   }
 
-  void report(const kernel::KernelStats& ks, sim::Time duration, report::Results* r) override {
+  void report(const kernel::KernelStats& ks, sim::Time run, report::Results* r) override {
+    // The clients' rates are over the time they existed: the run after hogs_lead.
+    const sim::Time duration = std::max<sim::Time>(1, run - lead_ns_);
     const double secs = static_cast<double>(duration) / 1e9;
     r->notices.push_back(summary_);
     r->metrics.push_back({"sql_executions_per_second", static_cast<double>(s_.executions) / secs,
                           "1/s", "client loops completed (query + critical section)"});
     report_same_cpu_handoffs(s_.trails, r);
-    report_client_lock_metrics(ks, tgid_, duration, abi_, clients_, r);
+    report_client_lock_metrics(ks, tgid_, duration, abi_, clients_, r, run);
     r->latencies.push_back(latency_summary("acquire", s_.acquire_ns));
     r->latencies.push_back(latency_summary("hold", s_.hold_ns));
   }
@@ -128,6 +144,7 @@ class LockTable : public Workload {
   std::vector<std::unique_ptr<Client>> clients_;
   std::string summary_;
   int tgid_ = 0;
+  int64_t lead_ns_ = 0;
 };
 
 }  // namespace
@@ -139,6 +156,7 @@ WorkloadInfo locktable_workload() {
           {{"clients", "0", "client threads (0 = 300 scaled to the machine: 300 on the 384-CPU genoa)"},
            {"hogs", "auto", "CPU hogs (auto = 400 scaled to the machine; -1 = one per CPU; 0 = none)"},
            {"hogs_start", "before", "fork the hogs before the workload's threads (as schedlab real does) or after them"},
+           {"hogs_lead", "0", "time the hogs run before the clients are forked (a duration or distribution, drawn once per seed); the clients' rates are over the rest of the run"},
            {"locks", "1", "table spin locks; client i uses lock i % locks"},
            {"query", "exp:1ms", "work of one SQL execution outside the lock"},
            {"cs", "uniform:2us:8us", "critical section under the table lock"},

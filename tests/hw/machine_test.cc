@@ -62,6 +62,23 @@ TEST(Machine, GenoaCcxHoldsEightCoresAndTheirSiblings) {
   for (int cpu : {8, 200, 96}) EXPECT_NE(m.topo.llc_of[cpu], llc) << cpu;
 }
 
+// The extend-sched2 VM: 50 cores with 2 hardware threads each (the report's `avg reqs` is its
+// `Ran for` over _SC_NPROCESSORS_CONF = 100), numbered as QEMU/KVM numbers a guest's threads.
+TEST(Machine, Vm100IsFiftyCoresOfTwoAdjacentThreadsInOneLlcWithHaltIdle) {
+  Machine m = load("vm100");
+  EXPECT_EQ(m.topo.nr_cpus, 100);
+  EXPECT_EQ(m.topo.nr_cores(), 50);
+  EXPECT_EQ(m.topo.nr_llcs(), 1);
+  EXPECT_EQ(m.topo.nr_sockets(), 1);
+  EXPECT_EQ(m.topo.smt_sibling(0), 1);
+  EXPECT_EQ(m.topo.smt_sibling(99), 98);
+  EXPECT_FALSE(m.costs.idle_polling);
+  // A busy sibling slows the critical section, and a sibling sees a released lock first.
+  EXPECT_GT(m.costs.smt_slowdown_permille, 1000);
+  EXPECT_LT(m.costs.line_smt_ns, m.costs.line_llc_ns);
+  EXPECT_EQ(m.cs_loop_3m_ns, load("vm50").cs_loop_3m_ns);
+}
+
 TEST(Machine, Vm50IsOneSocketOneLlcWithoutSmtAndHaltIdle) {
   Machine m = load("vm50");
   EXPECT_EQ(m.topo.nr_cpus, 50);
@@ -110,7 +127,7 @@ TEST(Machine, AdjacentNumberingMakesSiblingsOf2iAnd2iPlus1) {
 }
 
 TEST(Machine, BuiltInsAreGenoaHostSmall4AndVm50) {
-  EXPECT_EQ(builtin_machines(), (std::vector<std::string>{"genoa", "host", "small4", "vm50"}));
+  EXPECT_EQ(builtin_machines(), (std::vector<std::string>{"genoa", "host", "small4", "vm100", "vm50"}));
 }
 
 // The policy of machines/*.toml: no cost silently falls back to a default, and each value
@@ -231,7 +248,7 @@ TEST(MachineToml, HostCostsFileHasNoTopologyAndIsNotAFullProfile) {
 TEST(LoadMachine, UnknownNameFailsListingTheBuiltIns) {
   Machine m;
   EXPECT_EQ(load_machine("genoa2", &m).error,
-            "machine 'genoa2': no such built-in profile (genoa, host, small4, vm50) or file");
+            "machine 'genoa2': no such built-in profile (genoa, host, small4, vm100, vm50) or file");
 }
 
 TEST(LoadMachine, ReadsAProfileFromAPath) {

@@ -369,3 +369,68 @@ TEST(WorkloadHogs, RtHogsRunAtPriorityOne) {
 }
 
 }  // namespace
+
+namespace {
+
+const report::TaskResult* task_by_comm(const report::Results& r, const std::string& comm) {
+  for (const report::TaskResult& t : r.tasks)
+    if (t.comm == comm) return &t;
+  return nullptr;
+}
+
+int64_t run_ns_of(const report::Results& r, const std::string& comm) {
+  int64_t ns = 0;
+  for (const report::TaskResult& t : r.tasks)
+    if (t.comm == comm) ns += t.run_ns;
+  return ns;
+}
+
+}  // namespace
+
+// The shell forks the launcher from the CPU it runs on, and wake_up_new_task() leaves it there
+// on an idle machine; `random` draws that CPU from the seed, the same for the same seed.
+TEST(Launcher, StartsOnTheShellsCpuOrOneDrawnFromTheSeed) {
+  const report::Results r = run("locktable", {"machine=small4", "duration=20ms", "launcher_cpu=3"});
+  ASSERT_NE(task_by_comm(r, "launcher"), nullptr);
+  EXPECT_EQ(task_by_comm(r, "launcher")->cpu, 3);
+  std::set<int> seen;
+  for (int seed = 1; seed <= 8; ++seed) {
+    const std::string s = "seed=" + std::to_string(seed);
+    const report::Results a = run("locktable", {"machine=small4", "duration=5ms", "launcher_cpu=random", s});
+    const report::Results b = run("locktable", {"machine=small4", "duration=5ms", "launcher_cpu=random", s});
+    ASSERT_NE(task_by_comm(a, "launcher"), nullptr);
+    EXPECT_EQ(task_by_comm(a, "launcher")->cpu, task_by_comm(b, "launcher")->cpu) << s;
+    seen.insert(task_by_comm(a, "launcher")->cpu);
+  }
+  EXPECT_GE(seen.size(), 2u);
+  EXPECT_EQ(run_error("locktable", {"machine=small4", "launcher_cpu=4"}),
+            "launcher_cpu: CPU 4 does not exist (the machine has 4)");
+  EXPECT_EQ(run_error("locktable", {"machine=small4", "launcher_cpu=first"}),
+            "launcher_cpu: expected a CPU number or random (got 'first')");
+}
+
+// hogs_lead: the hog program ran that long before the clients were forked. Until then only
+// the hogs run; the clients' rates are over the rest of the run.
+TEST(Locktable, HogsLeadForksTheClientsThatLongAfterTheHogs) {
+  const report::Results r = run("locktable", {"machine=small4", "duration=100ms", "clients=4",
+                                              "hogs=4", "hogs_lead=60ms", "query=100us", "cs=5us"});
+  EXPECT_TRUE(has_notice(r, "locktable: 4 clients on 1 lock(s), 4 hog(s), ext=none, clients started "
+                            "60.000 ms after the hogs"));
+  // 4 CPUs for the 40 ms after the lead at most, and the hogs had every CPU before it.
+  EXPECT_LE(run_ns_of(r, "client"), 4 * 40'000'000);
+  EXPECT_GT(run_ns_of(r, "client"), 0);
+  EXPECT_GE(run_ns_of(r, "hog"), 4 * 55'000'000);
+  // About one execution per 105 us per client while it runs, counted over the 40 ms.
+  EXPECT_GT(metric(r, "sql_executions_per_second"), 4000);
+  EXPECT_EQ(run_error("locktable", {"machine=small4", "hogs_start=after", "hogs_lead=10ms"}),
+            "hogs_lead: needs hogs_start=before (got hogs_start=after)");
+  EXPECT_EQ(run_error("locktable", {"machine=small4", "hogs_lead=-1ms"}).rfind("hogs_lead", 0), 0u);
+}
+
+// The hogs' rate is over the whole run (they ran during the lead), the clients' over theirs.
+TEST(Locktable, HogsLeadKeepsTheHogsRateOverTheWholeRun) {
+  const report::Results r = run("locktable", {"machine=small4", "duration=100ms", "clients=4",
+                                              "hogs=4", "hogs_lead=60ms", "query=100us", "cs=5us"});
+  EXPECT_LE(metric(r, "hog_cpu_seconds_per_second"), 4.0);
+  EXPECT_GT(metric(r, "hog_cpu_seconds_per_second"), 2.0);
+}

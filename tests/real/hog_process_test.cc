@@ -1,0 +1,114 @@
+// --hogs-as session|cgroup: the runner's hogs as a separate process in a new session (so an
+// autogroup of its own where the kernel has autogroup), and in a cpu cgroup of its own.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "real/runner.h"
+#include "real/runner_internal.h"
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+TEST(HogProcess, SessionRunsTheHogsInANewSessionUntilStopped) {
+  real::internal::HogProcess h;
+  ASSERT_EQ(h.start(2, {}, real::HogsAs::kSession), "");
+  const pid_t pid = h.pid();
+  ASSERT_GT(pid, 0);
+  EXPECT_EQ(getsid(pid), pid);  // the session leader of a new session
+  EXPECT_NE(getsid(pid), getsid(0));
+  // Its hogs are threads of that process: 1 + 2 tasks.
+  int tasks = 0;
+  for (int i = 0; i < 200 && tasks < 3; ++i) {
+    tasks = 0;
+    std::istringstream status(read_file("/proc/" + std::to_string(pid) + "/status"));
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("Threads:", 0) == 0) tasks = std::stoi(line.substr(8));
+    if (tasks < 3) usleep(1000);
+  }
+  EXPECT_EQ(tasks, 3);
+  const std::string ag = read_file("/proc/" + std::to_string(pid) + "/autogroup");
+  if (!ag.empty()) EXPECT_NE(ag, read_file("/proc/self/autogroup"));  // CONFIG_SCHED_AUTOGROUP
+  h.stop();
+  EXPECT_EQ(kill(pid, 0), -1);
+  EXPECT_EQ(errno, ESRCH);
+}
+
+TEST(HogProcess, CgroupPutsTheProcessInACgroupOfItsOwnAndRemovesIt) {
+  real::internal::HogProcess h;
+  const std::string err = h.start(1, {}, real::HogsAs::kCgroup);
+  if (!err.empty()) GTEST_SKIP() << "this host allows no cpu cgroup here: " << err;
+  const std::string dir = h.cgroup_dir();
+  ASSERT_NE(dir.find("/schedlab-hogs-"), std::string::npos);
+  EXPECT_TRUE(exists(dir));
+  const std::string procs = read_file(dir + "/cgroup.procs");
+  EXPECT_EQ(procs, std::to_string(h.pid()) + "\n");
+  EXPECT_EQ(getsid(h.pid()), h.pid());
+  h.stop();
+  EXPECT_FALSE(exists(dir));
+}
+
+TEST(HogProcess, TheRunSaysWhereItsHogsRanAndNeedsHogs) {
+  real::Params p = real::default_params(real::Workload::kLockTable);
+  p.clients = 2;
+  p.hogs = 1;
+  p.hogs_as = real::HogsAs::kSession;
+  p.duration_ns = 50'000'000;
+  real::RunResult r;
+  ASSERT_EQ(real::run(p, &r), "");
+  EXPECT_NE(std::find(r.notices.begin(), r.notices.end(),
+                      "1 hogs run in a process of their own, in a new session"),
+            r.notices.end());
+  EXPECT_GT(r.runs, 0u);
+  p.hogs = 0;
+  EXPECT_EQ(real::validate(p), "--hogs-as session needs --hogs >= 1 (got 0)");
+}
+
+}  // namespace
+
+namespace {
+
+// The autogroup nice of `pid`, or 99 without CONFIG_SCHED_AUTOGROUP.
+int autogroup_nice(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/autogroup");
+  std::string group, word;
+  int nice = 99;
+  if (!(f >> group >> word >> nice) || word != "nice") return 99;
+  return nice;
+}
+
+// The hogs' new session gets the runner's autogroup nice: the two groups weigh the same.
+TEST(HogProcess, SessionGroupTakesTheRunnersAutogroupNice) {
+  if (autogroup_nice(getpid()) == 99) GTEST_SKIP() << "no autogroup on this kernel";
+  // A session (and autogroup) of this test's own, so the nice below weighs nothing else.
+  if (getsid(0) != getpid() && setsid() < 0) GTEST_SKIP() << "cannot start a session";
+  {
+    std::ofstream f("/proc/self/autogroup");
+    f << 5 << std::flush;
+    if (!f || autogroup_nice(getpid()) != 5) GTEST_SKIP() << "cannot set this process's autogroup nice";
+  }
+  real::internal::HogProcess h;
+  ASSERT_EQ(h.start(1, {}, real::HogsAs::kSession), "");
+  EXPECT_EQ(autogroup_nice(h.pid()), 5);
+  h.stop();
+}
+
+}  // namespace
