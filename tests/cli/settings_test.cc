@@ -15,6 +15,7 @@
 #include "kernel/sched/mm_cid.h"
 #include "kernel/slice_ext.h"
 #include "user/slice_ext.h"
+#include "workloads/workload.h"
 
 namespace {
 
@@ -150,3 +151,71 @@ TEST(Registry, EveryMmCidImplementationIsSelectedByItsName) {
 }
 
 }  // namespace
+
+namespace {
+
+// The rows of the first "| parameter | default | meaning |" table of section `## name`:
+// (parameter, default) pairs; a row may name several (`nice`, `hog_nice` | `0`, `0`), and one
+// default may stand for all of its names.
+std::vector<std::pair<std::string, std::string>> doc_param_rows(const std::string& doc, const std::string& name) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  const size_t sec = doc.find("\n## " + name + "\n");
+  if (sec == std::string::npos) return rows;
+  const size_t next = doc.find("\n## ", sec + 1);
+  const std::string header = "| parameter | default | meaning |\n|---|---|---|\n";
+  size_t pos = doc.find(header, sec);
+  if (pos == std::string::npos || pos > next) return rows;
+  pos += header.size();
+  auto split = [](const std::string& cell) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    for (;;) {
+      const size_t comma = cell.find(", ", start);
+      std::string item = cell.substr(start, comma - start);
+      if (item == "(empty)") item = "``";
+      if (item.size() >= 2 && item.front() == '`' && item.back() == '`') item = item.substr(1, item.size() - 2);
+      out.push_back(item);
+      if (comma == std::string::npos) break;
+      start = comma + 2;
+    }
+    return out;
+  };
+  while (pos < doc.size() && doc[pos] == '|') {
+    const size_t eol = doc.find('\n', pos);
+    const std::string line = doc.substr(pos, eol - pos);
+    const size_t c1 = line.find(" | ", 1), c2 = line.find(" | ", c1 + 3);
+    const std::vector<std::string> names = split(line.substr(2, c1 - 2));
+    const std::vector<std::string> defaults = split(line.substr(c1 + 3, c2 - c1 - 3));
+    for (size_t i = 0; i < names.size(); ++i)
+      rows.emplace_back(names[i], defaults.size() == names.size() ? defaults[i] : defaults[0]);
+    pos = eol + 1;
+  }
+  return rows;
+}
+
+}  // namespace
+
+// A workload's parameter table in docs/workloads.md names each parameter it declares, once,
+// with the declared default.
+TEST(Settings, WorkloadDocTablesNameEveryDeclaredParameterWithItsDefault) {
+  const std::string doc = source_file("docs/workloads.md");
+  for (const workloads::WorkloadInfo& w : workloads::registry()) {
+    SCOPED_TRACE(w.name);
+    const auto rows = doc_param_rows(doc, w.name);
+    if (rows.empty()) continue;  // described in prose (see the section)
+    for (const workloads::ParamSpec& p : w.params) {
+      int found = 0;
+      for (const auto& [name, def] : rows) {
+        if (name != p.name) continue;
+        ++found;
+        EXPECT_EQ(def, p.default_value) << p.name;
+      }
+      EXPECT_EQ(found, 1) << p.name;
+    }
+    for (const auto& [name, def] : rows) {
+      bool declared = false;
+      for (const workloads::ParamSpec& p : w.params) declared |= p.name == name;
+      EXPECT_TRUE(declared) << name;
+    }
+  }
+}
