@@ -396,7 +396,7 @@ std::string settings_text() {
 
 std::string settings_markdown() {
   std::string out =
-      "# Kernel settings\n"
+      "# KernelImpl settings\n"
       "\n"
       "Every setting of the simulated kernel, as `--set KEY=VALUE` or a scenario file's `[kernel]`\n"
       "table takes it. The default is 7.0's, with the versions whose default differs. Rules\n"
