@@ -82,7 +82,7 @@ int do_run(const RunOptions& o);
 // `banner` is printed before the table (the default command's introduction).
 int do_compare(const CompareOptions& o, const std::string& banner = "");
 // `what`: a workload to describe, or "" for everything.
-int do_list(const std::string& what);
+int do_list(const std::string& what, bool markdown = false);
 // The command run with no subcommand: the RFC thread's lock-table comparison at a size that
 // runs in seconds; *banner introduces it.
 CompareOptions default_comparison(std::string* banner);

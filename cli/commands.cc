@@ -46,7 +46,9 @@ int main_with_args(const std::vector<std::string>& args) {
   opt(run, "--duration,-d", ro.duration, "simulated time with its unit (ns, us, ms, s), e.g. 500ms, 10s");
   opt(run, "--seed", ro.seed, "random seed, 0..2^63-1 (same seed => identical results)")->type_name("N");
   opt(run, "--kernel,-k", ro.kernel, "kernel version: 6.12, 6.18 or 7.0");
-  opt(run, "--set,-s", ro.sets, "KEY=VALUE: workload parameter or kernel setting (repeatable)");
+  opt(run, "--set,-s", ro.sets,
+      "KEY=VALUE: workload parameter, kernel setting or machine.COST (repeatable; see schedlab "
+      "list settings, list costs, list WORKLOAD)");
   opt(run, "--also", ro.also, "NAME[:k=v,...]: another workload alongside (repeatable)");
   opt(run, "--json", ro.json, "write results as JSON to FILE ('-' = stdout, table suppressed)");
   run->add_flag("--per-task", ro.per_task, "print every task");
@@ -73,8 +75,10 @@ int main_with_args(const std::vector<std::string>& args) {
   opt(cmp, "--json", co.run.json, "write the comparison as JSON ('-' = stdout)");
 
   std::string list_what;
-  CLI::App* list = app.add_subcommand("list", "List workloads, machines and settings");
-  opt(list, "workload", list_what, "show this workload's parameters");
+  bool list_markdown = false;
+  CLI::App* list = app.add_subcommand("list", "List workloads, machines, kernel settings and machine costs");
+  opt(list, "what", list_what, "a workload (its parameters), `settings` or `costs`");
+  list->add_flag("--markdown", list_markdown, "settings or costs as the Markdown table of the docs");
 
   std::string bench_json, bench_duration, bench_repeat = "1";
   std::vector<std::string> bench_sets;
@@ -110,7 +114,7 @@ int main_with_args(const std::vector<std::string>& args) {
   }
   try {
     if (*run) return do_run(ro);
-    if (*list) return do_list(list_what);
+    if (*list) return do_list(list_what, list_markdown);
     if (*cmp) return do_compare(co);
     if (*bench) return do_bench(bench_json, bench_duration, bench_sets, bench_repeat);
     std::string banner;

@@ -112,6 +112,22 @@ LoadResult restrict_cpus(Machine* m, int n);
 // Sets one cost by its TOML key (`context_switch_ns`, ..., `smt_slowdown_permille`) from
 // text, as `--set machine.KEY=VALUE` does; the error names the key. Same bounds as the file.
 LoadResult set_cost(Machine* m, const std::string& key, const std::string& value);
+// The machine costs, declared once: every key of a profile's [costs] table (and of
+// `--set machine.KEY`), with its type, bounds, default (that of Costs) and help. The TOML
+// reader, `schedlab list costs` and docs/machines.md's table (`schedlab list costs
+// --markdown`) come from this list.
+enum class CostType { Ns, Int, Bool };
+struct CostSetting {
+  const char* key;
+  CostType type;
+  int64_t lo, hi;  // Ns, Int
+  const char* help;
+  int64_t (*get)(const Costs&);
+  void (*set)(Costs*, int64_t);
+};
+const std::vector<CostSetting>& cost_settings();
+std::string costs_text();      // `schedlab list costs`
+std::string costs_markdown();  // the cost table of docs/machines.md
 // Names of the built-in profiles, for `schedlab list`.
 std::vector<std::string> builtin_machines();
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <type_traits>
 #include <toml++/toml.h>
 
 #include "hw/machine_internal.h"
@@ -11,39 +12,71 @@ namespace hw {
 
 namespace {
 
-// One row per sim::Time field of Costs; the TOML key is the field name.
-struct TimeField {
-  const char* key;
-  sim::Time Costs::*member;
-};
-constexpr TimeField kTimeFields[] = {
-    {"context_switch_ns", &Costs::context_switch_ns},
-    {"syscall_entry_ns", &Costs::syscall_entry_ns},
-    {"syscall_exit_ns", &Costs::syscall_exit_ns},
-    {"irq_entry_ns", &Costs::irq_entry_ns},
-    {"irq_exit_ns", &Costs::irq_exit_ns},
-    {"tick_handler_ns", &Costs::tick_handler_ns},
-    {"ipi_latency_ns", &Costs::ipi_latency_ns},
-    {"ipi_send_ns", &Costs::ipi_send_ns},
-    {"hrtimer_program_ns", &Costs::hrtimer_program_ns},
-    {"ttwu_ns", &Costs::ttwu_ns},
-    {"mm_cid_scan_cpu_ns", &Costs::mm_cid_scan_cpu_ns},
-    {"line_smt_ns", &Costs::line_smt_ns},
-    {"line_llc_ns", &Costs::line_llc_ns},
-    {"line_xllc_ns", &Costs::line_xllc_ns},
-    {"line_xsocket_ns", &Costs::line_xsocket_ns},
-    {"copy_from_user_word_ns", &Costs::copy_from_user_word_ns},
-    {"idle_exit_ns", &Costs::idle_exit_ns},
-    {"newidle_balance_ns", &Costs::newidle_balance_ns},
-    {"clone_ns", &Costs::clone_ns},
-    {"timer_irq_jitter_ns", &Costs::timer_irq_jitter_ns},
-    {"background_run_ns", &Costs::background_run_ns},
-};
 // Above one second a per-event cost is surely a unit mistake (and could overflow sums of
 // simulated time), so it is rejected rather than simulated.
 constexpr int64_t kMaxCostNs = 1000000000;
 // The critical-section loop takes milliseconds; a minute bounds it with a wide margin.
 constexpr int64_t kMaxCsLoopNs = 60 * int64_t{1000000000};
+
+template <auto M>
+int64_t get_cost(const Costs& c) {
+  return static_cast<int64_t>(c.*M);
+}
+template <auto M>
+void set_cost_field(Costs* c, int64_t v) {
+  c->*M = static_cast<std::remove_reference_t<decltype(c->*M)>>(v);
+}
+// A time in ns within 0..kMaxCostNs; the TOML key is the field name.
+#define SCHEDLAB_NS_COST(field, help) \
+  {#field, CostType::Ns, 0, kMaxCostNs, help, get_cost<&Costs::field>, set_cost_field<&Costs::field>}
+
+const std::vector<CostSetting> kCosts = {
+    SCHEDLAB_NS_COST(context_switch_ns, "`__schedule()` to the first user instruction of the next thread"),
+    SCHEDLAB_NS_COST(syscall_entry_ns, "user -> kernel"),
+    SCHEDLAB_NS_COST(syscall_exit_ns, "kernel -> user"),
+    SCHEDLAB_NS_COST(irq_entry_ns, "interrupt entry incl. the vector dispatch"),
+    SCHEDLAB_NS_COST(irq_exit_ns, "interrupt exit up to the exit-to-user work loop"),
+    SCHEDLAB_NS_COST(tick_handler_ns, "`update_process_times()` + `sched_tick()` body"),
+    SCHEDLAB_NS_COST(ipi_latency_ns, "IPI send -> handler entry on the target (latency)"),
+    SCHEDLAB_NS_COST(ipi_send_ns, "CPU time the sender spends sending an IPI"),
+    SCHEDLAB_NS_COST(hrtimer_program_ns, "programming the local timer (TSC deadline)"),
+    SCHEDLAB_NS_COST(ttwu_ns, "`try_to_wake_up()` body on the waker"),
+    SCHEDLAB_NS_COST(mm_cid_scan_cpu_ns,
+                     "the mm_cid compaction (`task_mm_cid_work()`), per possible CPU visited (both "
+                     "passes): kernel time of the task the scan runs in (docs/model.md, rseq "
+                     "concurrency IDs)"),
+    SCHEDLAB_NS_COST(line_smt_ns, "one cache-line transfer between SMT siblings (`Machine::line_transfer_ns`)"),
+    SCHEDLAB_NS_COST(line_llc_ns, "one cache-line transfer within an LLC"),
+    SCHEDLAB_NS_COST(line_xllc_ns, "one cache-line transfer across LLCs of a socket"),
+    SCHEDLAB_NS_COST(line_xsocket_ns, "one cache-line transfer across sockets"),
+    SCHEDLAB_NS_COST(copy_from_user_word_ns, "STAC/CLAC + a checked load, L1 hit"),
+    SCHEDLAB_NS_COST(idle_exit_ns, "leaving the idle state on a wakeup (latency)"),
+    SCHEDLAB_NS_COST(newidle_balance_ns, "one newly-idle balance attempt"),
+    SCHEDLAB_NS_COST(clone_ns,
+                     "a parent creating one thread (`pthread_create()`: `clone()` and the stack): "
+                     "the launcher task spends this much of its CPU time in the kernel on each "
+                     "thread it forks, so threads a workload starts at the same time are forked at "
+                     "least this far apart, in order (`scripts/measure-clone` measures it)"),
+    SCHEDLAB_NS_COST(timer_irq_jitter_ns,
+                     "a timer interrupt's handler runs uniform(0, this) after the timer's expiry "
+                     "(see below); 0 = exact timers"),
+    SCHEDLAB_NS_COST(background_run_ns,
+                     "the rest of the system: how long other tasks take a CPU at each of their "
+                     "wakeups (see below; `scripts/measure-background` measures it)"),
+    // A million a second per CPU would leave no time between wakeups.
+    {"background_wakeups_per_s", CostType::Int, 0, 100000,
+     "the rest of the system: how often per second other tasks take each CPU (Poisson; "
+     "`scripts/measure-background` measures it); 0 = nothing but the scenario runs",
+     get_cost<&Costs::background_wakeups_per_s>, set_cost_field<&Costs::background_wakeups_per_s>},
+    // 1000 = no slowdown; 4000 would be a thread at a quarter speed, beyond any SMT core.
+    {"smt_slowdown_permille", CostType::Int, 1000, 4000,
+     "user work runs this much slower while the SMT sibling is busy (1000 = not at all)",
+     get_cost<&Costs::smt_slowdown_permille>, set_cost_field<&Costs::smt_slowdown_permille>},
+    {"idle_polling", CostType::Bool, 0, 1,
+     "the idle loop polls `TIF_NEED_RESCHED`, so a wakeup needs no IPI",
+     get_cost<&Costs::idle_polling>, set_cost_field<&Costs::idle_polling>},
+};
+#undef SCHEDLAB_NS_COST
 
 const char* type_name(const toml::node& n) {
   switch (n.type()) {
@@ -119,27 +152,19 @@ class Reader {
   bool read_costs(const toml::table& t, Costs* c) {
     for (auto&& [k, v] : t) {
       const std::string name = "costs." + std::string(k.str());
-      if (k.str() == "smt_slowdown_permille") {
-        // 1000 = no slowdown; 4000 would be a thread at a quarter speed, beyond any SMT core.
-        int64_t x = 0;
-        if (!int_value(v, name, 1000, 4000, &x)) return false;
-        c->smt_slowdown_permille = static_cast<int>(x);
-      } else if (k.str() == "background_wakeups_per_s") {
-        // A million a second per CPU would leave no time between wakeups.
-        int64_t x = 0;
-        if (!int_value(v, name, 0, 100000, &x)) return false;
-        c->background_wakeups_per_s = static_cast<int>(x);
-      } else if (k.str() == "idle_polling") {
+      // A named copy: clang before 16 cannot capture a structured binding.
+      const std::string_view key = k.str();
+      const auto f = std::find_if(kCosts.begin(), kCosts.end(),
+                                  [&](const CostSetting& f) { return key == f.key; });
+      if (f == kCosts.end()) return fail("unknown key '" + name + "'");
+      if (f->type == CostType::Bool) {
         const auto* b = v.as_boolean();
         if (b == nullptr) return fail(name + " must be a boolean (got " + type_name(v) + ")");
-        c->idle_polling = b->get();
+        f->set(c, b->get());
       } else {
-        // A named copy: clang before 16 cannot capture a structured binding.
-        const std::string_view key = k.str();
-        const TimeField* f = std::find_if(std::begin(kTimeFields), std::end(kTimeFields),
-                                          [&](const TimeField& f) { return key == f.key; });
-        if (f == std::end(kTimeFields)) return fail("unknown key '" + name + "'");
-        if (!int_value(v, name, 0, kMaxCostNs, &(c->*(f->member)))) return false;
+        int64_t x = 0;
+        if (!int_value(v, name, f->lo, f->hi, &x)) return false;
+        f->set(c, x);
       }
     }
     return true;
@@ -226,13 +251,48 @@ class Reader {
 const std::vector<std::string>& cost_keys() {
   static const std::vector<std::string> keys = [] {
     std::vector<std::string> k;
-    for (const TimeField& f : kTimeFields) k.push_back(f.key);
-    k.push_back("smt_slowdown_permille");
-    k.push_back("background_wakeups_per_s");
-    k.push_back("idle_polling");
+    for (const CostSetting& f : kCosts) k.push_back(f.key);
     return k;
   }();
   return keys;
+}
+
+const std::vector<CostSetting>& cost_settings() { return kCosts; }
+
+namespace {
+
+std::string cost_values(const CostSetting& f) {
+  if (f.type == CostType::Bool) return "true | false";
+  return std::to_string(f.lo) + ".." + std::to_string(f.hi) + (f.type == CostType::Ns ? " ns" : "");
+}
+
+std::string cost_default(const CostSetting& f) {
+  const int64_t d = f.get(Costs{});
+  return f.type == CostType::Bool ? (d ? "true" : "false") : std::to_string(d);
+}
+
+}  // namespace
+
+std::string costs_text() {
+  std::string out =
+      "machine costs (--set machine.KEY=VALUE, or a scenario's or profile's [costs] table): name,\n"
+      "default for a profile without the key (every built-in profile sets each), values, what it is:\n";
+  for (const CostSetting& f : kCosts) {
+    std::string name = f.key;
+    name.resize(std::max<size_t>(name.size(), 26), ' ');
+    out += "  " + name + " " + cost_default(f) + "\n      " + cost_values(f) + ": " + f.help + "\n";
+  }
+  return out;
+}
+
+std::string costs_markdown() {
+  std::string out = "| key | values | default | meaning |\n|---|---|---|---|\n";
+  for (const CostSetting& f : kCosts) {
+    std::string values;
+    for (char ch : cost_values(f)) values += ch == '|' ? std::string("\\|") : std::string(1, ch);
+    out += std::string("| `") + f.key + "` | " + values + " | " + cost_default(f) + " | " + f.help + " |\n";
+  }
+  return out;
 }
 
 LoadResult parse_machine_toml(const std::string& text, const std::string& origin, Machine* out) {

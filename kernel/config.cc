@@ -3,9 +3,9 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <iterator>
 
 #include "kernel/slice_ext.h"
-#include "sim/parse.h"
 
 namespace kernel {
 
@@ -20,12 +20,6 @@ const FeatDef kFeats[] = {
 #include "kernel/sched/features.h"
 #undef SCHED_FEAT
 };
-
-bool parse_bool(const std::string& v, bool* out) {
-  if (v == "true" || v == "1" || v == "on" || v == "yes") return *out = true, true;
-  if (v == "false" || v == "0" || v == "off" || v == "no") return *out = false, true;
-  return false;
-}
 
 }  // namespace
 
@@ -94,22 +88,17 @@ std::string parse_version(const std::string& s, KernelVersion* out) {
 }
 
 std::string parse_slice_ext_abi(const std::string& s, SliceExtAbi* out) {
-  if (s == "none") return *out = SliceExtAbi::None, "";
-  if (s == "rfc") return *out = SliceExtAbi::Rfc, "";
-  if (s == "rseq2023") return *out = SliceExtAbi::Rseq2023, "";
-  if (s == "mainline") return *out = SliceExtAbi::Mainline, "";
-  return "slice_ext: unknown variant '" + s + "' (choose none, rfc, rseq2023, mainline)";
+  std::string names;
+  for (int i = 0; i < kNrSliceExtAbi; ++i) {
+    const char* name = slice_ext_abi_name(static_cast<SliceExtAbi>(i));
+    if (s == name) return *out = static_cast<SliceExtAbi>(i), "";
+    names += (i ? ", " : "") + std::string(name);
+  }
+  return "slice_ext: unknown variant '" + s + "' (choose " + names + ")";
 }
 
-const char* slice_ext_abi_name(SliceExtAbi a) {
-  switch (a) {
-    case SliceExtAbi::None: return "none";
-    case SliceExtAbi::Rfc: return "rfc";
-    case SliceExtAbi::Rseq2023: return "rseq2023";
-    case SliceExtAbi::Mainline: return "mainline";
-  }
-  return "?";
-}
+// The design's own name (kernel/slice_ext_designs.h registers it).
+const char* slice_ext_abi_name(SliceExtAbi a) { return slice_ext_select(a)->name; }
 
 std::string parse_preempt(const std::string& s, PreemptModel* out) {
   if (s == "none") return *out = PreemptModel::None, "";
@@ -117,172 +106,6 @@ std::string parse_preempt(const std::string& s, PreemptModel* out) {
   if (s == "full") return *out = PreemptModel::Full, "";
   if (s == "lazy") return *out = PreemptModel::Lazy, "";
   return "preempt: unknown model '" + s + "' (choose none, voluntary, full or lazy)";
-}
-
-std::string set_config_key(KernelConfig* cfg, const std::string& key, const std::string& value) {
-  long long n = 0;
-  if (key == "hz") {
-    if (!parse_int(value, &n) || n < 1 || n > 100000) return "hz: not an integer from 1 to 100000: '" + value + "'";
-    cfg->hz = static_cast<int>(n);
-    return "";
-  }
-  if (key == "preempt") return parse_preempt(value, &cfg->preempt);
-  if (key == "base_slice_ns") {
-    if (!parse_int(value, &n) || n < 100000 || n > 100000000)
-      return "base_slice_ns: must be an integer in 100000..100000000 (got '" + value + "')";
-    cfg->base_slice_ns = n;
-    return "";
-  }
-  if (key == "nohz_idle") {
-    bool b;
-    if (!parse_bool(value, &b)) return "nohz_idle: expected true or false (got '" + value + "')";
-    cfg->nohz_idle = b;
-    return "";
-  }
-  if (key == "skew_tick") {
-    // The boot parameter is 0 or 1 (tick_setup_sched_timer() skews on any non-zero value,
-    // but no other value means anything); true/false read as 1/0.
-    bool b = false;
-    if (!parse_bool(value, &b) || value == "on" || value == "off" || value == "yes" || value == "no")
-      return "skew_tick: expected 0, 1, true or false (got '" + value + "')";
-    cfg->skew_tick = b;
-    return "";
-  }
-  if (key == "launcher") {
-    if (value != "task" && value != "outside")
-      return "launcher: expected task or outside (got '" + value + "')";
-    cfg->launcher_task = value == "task";
-    return "";
-  }
-  if (key == "launcher_cpu") {
-    // "random" or a CPU number; whether the CPU exists is checked against the machine
-    // (validate_config_machine).
-    if (value == "random") {
-      cfg->launcher_cpu = KernelConfig::kLauncherCpuRandom;
-      return "";
-    }
-    if (!parse_int(value, &n) || n < 0 || n > 8191)
-      return "launcher_cpu: expected a CPU number or random (got '" + value + "')";
-    cfg->launcher_cpu = static_cast<int>(n);
-    return "";
-  }
-  if (key == "migration_cost_ns") {
-    if (!parse_int(value, &n) || n < 0 || n > 1000000000000LL)
-      return "migration_cost_ns: must be an integer in 0..1000000000000 (got '" + value + "')";
-    cfg->migration_cost_ns = n;
-    return "";
-  }
-  if (key == "fair_server.runtime_ns" || key == "fair_server.period_ns") {
-    const bool runtime = key == "fair_server.runtime_ns";
-    // debugfs bounds: the period within 100 us .. 2^22 us (fair_server_period_min/max).
-    if (!parse_int(value, &n) || n < (runtime ? 0 : 100000) || n > 4194304000LL)
-      return key + ": must be an integer in " + (runtime ? "0" : "100000") +
-             "..4194304000 ns (got '" + value + "')";
-    (runtime ? cfg->fair_server_runtime_ns : cfg->fair_server_period_ns) = n;
-    return "";
-  }
-  if (key == "rr_timeslice_ms") {
-    if (!parse_int(value, &n) || n < 1 || n > 1000000)
-      return "rr_timeslice_ms: must be an integer in 1..1000000 (got '" + value + "')";
-    cfg->rr_timeslice_ms = static_cast<int>(n);
-    return "";
-  }
-  if (key == "wakeup_pick_next_entity") {
-    bool b;
-    if (!parse_bool(value, &b)) return key + ": expected true or false (got '" + value + "')";
-    cfg->wakeup_pick_next_entity = b;
-    return "";
-  }
-  if (key == "slice_ext") return parse_slice_ext_abi(value, &cfg->slice_ext.abi);
-  if (key == "slice_ext.nsec") {
-    // A duration with its unit (5us, 50000ns). 0 is refused rather than read as "the
-    // ABI's default": mainline's debugfs rseq/slice_ext_nsec refuses it (ERANGE), and for
-    // the others a zero-length extension would silently be 50 us.
-    int64_t ns = 0;
-    if (!sim::parse_duration(value, &ns) || ns < 1 || ns > 1'000'000'000)
-      return "slice_ext.nsec: expected a duration with its unit from 1ns to 1s, like 50us "
-             "(mainline: 5us..50us) (got '" + value + "')";
-    cfg->slice_ext.nsec = ns;
-    return "";
-  }
-  if (key == "slice_ext.tick" || key == "slice_ext.fair_only" || key == "slice_ext.no_defer_rt" ||
-      key == "slice_ext.lazy_remote" || key == "slice_ext.rseq_registered" ||
-      key == "slice_ext.require_rseq_v2") {
-    bool b;
-    if (!parse_bool(value, &b)) return key + ": expected true or false (got '" + value + "')";
-    if (key == "slice_ext.tick") cfg->slice_ext.tick = b;
-    if (key == "slice_ext.fair_only") cfg->slice_ext.fair_only = b;
-    if (key == "slice_ext.no_defer_rt") cfg->slice_ext.no_defer_rt = b;
-    if (key == "slice_ext.lazy_remote") cfg->slice_ext.lazy_remote = b;
-    if (key == "slice_ext.rseq_registered") cfg->slice_ext.rseq_registered = b;
-    if (key == "slice_ext.require_rseq_v2") cfg->slice_ext.require_rseq_v2 = b;
-    return "";
-  }
-  if (key == "slice_ext.rseq_len") {
-    // sys_rseq() refuses less than ORIG_RSEQ_SIZE (EINVAL); no upper bound but the address space.
-    if (!parse_int(value, &n) || n < 32 || n > 65536)
-      return "slice_ext.rseq_len: must be an integer in 32..65536 (got '" + value + "')";
-    cfg->slice_ext.rseq_len = static_cast<int>(n);
-    return "";
-  }
-  if (key == "slice_ext.rseq_miss") {
-    char* end = nullptr;
-    const double v = std::strtod(value.c_str(), &end);
-    if (end == value.c_str() || *end != '\0' || !(v >= 0 && v <= 1))
-      return "slice_ext.rseq_miss: expected a probability in 0..1 (got '" + value + "')";
-    cfg->slice_ext.rseq_miss = v;
-    return "";
-  }
-  if (key == "slice_ext.page_limit") {
-    if (!parse_int(value, &n) || n < 0 || n > 1000000)
-      return "slice_ext.page_limit: must be an integer in 0..1000000 (got '" + value + "')";
-    cfg->slice_ext.page_limit = static_cast<int>(n);
-    return "";
-  }
-  if (key == "mm_cid") {
-    if (value == "default") return cfg->mm_cid = MmCid::Default, "";
-    if (value == "off") return cfg->mm_cid = MmCid::Off, "";
-    if (value == "lazy") return cfg->mm_cid = MmCid::Lazy, "";
-    if (value == "batched") return cfg->mm_cid = MmCid::Batched, "";
-    if (value == "owner") return cfg->mm_cid = MmCid::Owner, "";
-    return "mm_cid: unknown implementation '" + value + "' (choose default, off, lazy, batched, owner)";
-  }
-  if (key == "mm_cid.scan_batch") {
-    // CONFIG_RSEQ_CID_SCAN_BATCH: range 1..NR_CPUS (checked against the machine later).
-    if (!parse_int(value, &n) || n < 1 || n > 1000000)
-      return "mm_cid.scan_batch: must be an integer from 1 to the CPU count (got '" + value + "')";
-    cfg->mm_cid_scan_batch = static_cast<int>(n);
-    return "";
-  }
-  if (key.rfind("softirq.", 0) == 0) {
-    bool* fields[] = {&cfg->softirq.ksoftirqd, &cfg->softirq.irq_time_accounting,
-                      &cfg->softirq.threadirqs, &cfg->softirq.preempt_rt,
-                      &cfg->softirq.latency_sensi_flag};
-    const char* names[] = {"softirq.ksoftirqd", "softirq.irq_time_accounting",
-                           "softirq.threadirqs", "softirq.preempt_rt", "softirq.latency_sensi_flag"};
-    for (int i = 0; i < 5; ++i) {
-      if (key != names[i]) continue;
-      if (!parse_bool(value, fields[i])) return key + ": expected true or false (got '" + value + "')";
-      return "";
-    }
-    return "unknown kernel parameter '" + key + "'";
-  }
-  const std::string prefix = "sched_feat.";
-  if (key.rfind(prefix, 0) == 0) {
-    const std::string name = key.substr(prefix.size());
-    for (int i = 0; i < __SCHED_FEAT_NR; ++i) {
-      if (name != kFeats[i].name) continue;
-      bool b;
-      if (!parse_bool(value, &b)) return key + ": expected true or false (got '" + value + "')";
-      if (b)
-        cfg->features |= 1u << i;
-      else
-        cfg->features &= ~(1u << i);
-      return "";
-    }
-    return key + ": unknown scheduler feature '" + name + "'";
-  }
-  return "unknown kernel parameter '" + key + "'";
 }
 
 std::string validate_config(const KernelConfig& cfg) {
@@ -331,14 +154,15 @@ MmCid mm_cid_effective(const KernelConfig& cfg) {
 }
 
 const char* mm_cid_name(MmCid m) {
-  switch (m) {
-    case MmCid::Default: return "default";
-    case MmCid::Off: return "off";
-    case MmCid::Lazy: return "lazy";
-    case MmCid::Batched: return "batched";
-    case MmCid::Owner: return "owner";
-  }
-  return "?";
+  static const char* const kNames[] = {
+      "default",
+      "off",
+#define MM_CID_IMPL(Enum, name) #name,
+#include "kernel/sched/mm_cid_impls.h"
+#undef MM_CID_IMPL
+  };
+  static_assert(std::size(kNames) == kNrMmCid);
+  return kNames[static_cast<int>(m)];
 }
 
 std::string validate_config_machine(const KernelConfig& cfg, int nr_cpus) {

@@ -20,8 +20,19 @@ enum sched_feat_bit {
   __SCHED_FEAT_NR,
 };
 
-// Which time slice extension the kernel carries, and the review's policy switches.
-enum class SliceExtAbi { None, Rfc, Rseq2023, Mainline };
+// Which time slice extension the kernel carries (None, then one value per line of
+// kernel/slice_ext_designs.h), and the review's policy switches.
+enum class SliceExtAbi {
+  None,
+#define SLICE_EXT_DESIGN(Enum, name) Enum,
+#include "kernel/slice_ext_designs.h"
+#undef SLICE_EXT_DESIGN
+};
+inline constexpr int kNrSliceExtAbi = 1
+#define SLICE_EXT_DESIGN(Enum, name) +1
+#include "kernel/slice_ext_designs.h"
+#undef SLICE_EXT_DESIGN
+    ;
 
 struct SliceExtConfig {
   SliceExtAbi abi = SliceExtAbi::None;
@@ -46,8 +57,20 @@ struct SliceExtConfig {
 };
 
 // The rseq concurrency ID (mm_cid) implementation (kernel/sched/mm_cid.h): Default = the
-// version's (6.12, 6.18: lazy; 7.0: owner).
-enum class MmCid { Default, Off, Lazy, Batched, Owner };
+// version's (6.12, 6.18: lazy; 7.0: owner), Off, then one value per line of
+// kernel/sched/mm_cid_impls.h.
+enum class MmCid {
+  Default,
+  Off,
+#define MM_CID_IMPL(Enum, name) Enum,
+#include "kernel/sched/mm_cid_impls.h"
+#undef MM_CID_IMPL
+};
+inline constexpr int kNrMmCid = 2
+#define MM_CID_IMPL(Enum, name) +1
+#include "kernel/sched/mm_cid_impls.h"
+#undef MM_CID_IMPL
+    ;
 // Softirq handling (kernel/softirq.cc): what the kernel was built or booted with.
 struct SoftirqConfig {
   bool ksoftirqd = false;            // the per-CPU ksoftirqd/N threads exist (runs modelling softirq load)

@@ -4,6 +4,7 @@
 #include "kernel/slice_ext.h"
 
 #include <algorithm>
+#include <iterator>
 #include <string>
 
 #include "kernel/cpu_exec.h"
@@ -29,13 +30,15 @@ const slice_ext_ops slice_ext_none_ops = {
 };
 
 const slice_ext_ops* slice_ext_select(SliceExtAbi abi) {
-  switch (abi) {
-    case SliceExtAbi::Rfc: return &slice_ext_rfc_ops;
-    case SliceExtAbi::Rseq2023: return &slice_ext_rseq2023_ops;
-    case SliceExtAbi::Mainline: return &slice_ext_mainline_ops;
-    case SliceExtAbi::None: break;
-  }
-  return &slice_ext_none_ops;
+  // Indexed by SliceExtAbi, which kernel/config.h expands from the same registry.
+  static const slice_ext_ops* const kDesigns[] = {
+      &slice_ext_none_ops,
+#define SLICE_EXT_DESIGN(Enum, name) &slice_ext_##name##_ops,
+#include "kernel/slice_ext_designs.h"
+#undef SLICE_EXT_DESIGN
+  };
+  static_assert(std::size(kDesigns) == kNrSliceExtAbi);
+  return kDesigns[static_cast<int>(abi)];
 }
 
 const slice_ext_ops* slice_ext(const rq* rq) { return rq->k->slice_ops; }

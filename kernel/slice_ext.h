@@ -62,11 +62,13 @@ struct slice_ext_ops {
   void (*timer_fn)(rq* rq);
 };
 
-extern const slice_ext_ops slice_ext_rfc_ops;       // slice_ext_rfc.cc
-extern const slice_ext_ops slice_ext_rseq2023_ops;  // slice_ext_rseq2023.cc
-extern const slice_ext_ops slice_ext_mainline_ops;  // slice_ext_mainline.cc
+// One table per design of kernel/slice_ext_designs.h, in kernel/slice_ext_<name>.cc.
+#define SLICE_EXT_DESIGN(Enum, name) extern const slice_ext_ops slice_ext_##name##_ops;
+#include "kernel/slice_ext_designs.h"
+#undef SLICE_EXT_DESIGN
 extern const slice_ext_ops slice_ext_none_ops;      // slice_ext.cc
 
+// The design's table (abi < kNrSliceExtAbi); its `name` is abi's name.
 const slice_ext_ops* slice_ext_select(SliceExtAbi abi);
 
 // Seams used by core.cc / entry/common.cc / syscalls.cc (one call each).

@@ -217,9 +217,26 @@ int64_t sys_sendto(rq* rq, task_struct*, const UserAction& a) {
 
 }  // namespace
 
+// The registry of variants: one line each, {the SoftirqConfig flags that select it, its table}.
+// A variant with a flag of its own adds the flag (a bool of SoftirqConfig, one entry in
+// kernel/settings.cc) and its line here.
+namespace {
+struct softirq_variant {
+  bool latency_sensi_flag, preempt_rt;
+  const softirq_ops* ops;
+};
+const softirq_variant kSoftirqVariants[] = {
+    {false, false, &kMainline},
+    {true, false, &kPatched},
+    {false, true, &kMainlineRt},
+    {true, true, &kPatchedRt},
+};
+}  // namespace
+
 const softirq_ops* softirq_select(const SoftirqConfig& cfg) {
-  if (cfg.preempt_rt) return cfg.latency_sensi_flag ? &kPatchedRt : &kMainlineRt;
-  return cfg.latency_sensi_flag ? &kPatched : &kMainline;
+  for (const softirq_variant& v : kSoftirqVariants)
+    if (v.latency_sensi_flag == cfg.latency_sensi_flag && v.preempt_rt == cfg.preempt_rt) return v.ops;
+  return &kMainline;
 }
 
 bool in_interrupt(const rq* rq) {

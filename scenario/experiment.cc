@@ -14,6 +14,7 @@
 #include "hw/machine.h"
 #include "kernel/config.h"
 #include "kernel/kernel.h"
+#include "kernel/settings.h"
 #include "scenario/collect.h"
 #include "sim/engine.h"
 #include "sim/parse.h"
@@ -24,13 +25,8 @@ namespace scenario {
 
 namespace {
 
-bool is_kernel_key(const std::string& k) {
-  return k == "hz" || k == "preempt" || k == "base_slice_ns" || k == "nohz_idle" || k == "skew_tick" ||
-         k == "launcher" || k == "launcher_cpu" || k == "migration_cost_ns" || k == "rr_timeslice_ms" ||
-         k == "wakeup_pick_next_entity" || k.rfind("sched_feat.", 0) == 0 ||
-         k == "slice_ext" || k.rfind("slice_ext.", 0) == 0 || k.rfind("fair_server.", 0) == 0 ||
-         k == "mm_cid" || k.rfind("mm_cid.", 0) == 0 || k.rfind("softirq.", 0) == 0;
-}
+// A key of the kernel's settings list (kernel/settings.h).
+bool is_kernel_key(const std::string& k) { return kernel::is_config_key(k); }
 
 // The slice extension a workload's programs use (parameter `ext`, or extend-sched2's `mode`
 // 0..3) is the one the kernel carries, unless the scenario sets `slice_ext` itself (e.g. to

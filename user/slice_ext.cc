@@ -2,6 +2,8 @@
 // library (real/slice_ext.h) takes.
 #include "user/slice_ext.h"
 
+#include <iterator>
+
 namespace user {
 
 namespace {
@@ -69,13 +71,15 @@ const SliceExtProtocol mainline_protocol = {true, mainline_init, mainline_reques
 }  // namespace
 
 const SliceExtProtocol* slice_ext_protocol(SliceAbi abi) {
-  switch (abi) {
-    case SliceAbi::Rfc: return &rfc_protocol;
-    case SliceAbi::Rseq2023: return &rseq2023_protocol;
-    case SliceAbi::Mainline: return &mainline_protocol;
-    case SliceAbi::None: break;
-  }
-  return &none_protocol;
+  // Indexed by SliceExtAbi: `<name>_protocol` for each line of kernel/slice_ext_designs.h.
+  static const SliceExtProtocol* const kProtocols[] = {
+      &none_protocol,
+#define SLICE_EXT_DESIGN(Enum, name) &name##_protocol,
+#include "kernel/slice_ext_designs.h"
+#undef SLICE_EXT_DESIGN
+  };
+  static_assert(std::size(kProtocols) == kernel::kNrSliceExtAbi);
+  return kProtocols[static_cast<int>(abi)];
 }
 
 Task<int64_t> SliceExtClient::init(Thread& t) {

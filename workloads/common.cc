@@ -88,6 +88,26 @@ const char* policy_name(int policy) {
   return "?";
 }
 
+ParamSpec hogs_start_param() {
+  return {"hogs_start", "before",
+          "fork the hogs before the workload's threads (as schedlab real does) or after them"};
+}
+
+ParamSpec ext_param(const std::string& users) {
+  std::string names;
+  for (int i = 0; i < kernel::kNrSliceExtAbi; ++i)
+    names += (i ? ", " : "") + std::string(kernel::slice_ext_abi_name(static_cast<kernel::SliceExtAbi>(i)));
+  return {"ext", "none", "slice extension " + users + ": " + names};
+}
+
+ParamSpec policy_param(const std::string& def, const std::string& whose) {
+  return {"policy", def, whose + " policy: normal, batch, idle, fifo, rr"};
+}
+
+ParamSpec nice_param(const std::string& name, const std::string& whose) {
+  return {name, "0", "nice value of " + whose + " (-20..19)"};
+}
+
 std::string parse_hogs_start(const Params& p, bool* before) {
   const std::string v = p.get("hogs_start");
   if (v != "before" && v != "after") return "hogs_start: expected before or after (got '" + v + "')";

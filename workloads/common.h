@@ -47,6 +47,18 @@ const char* policy_name(int policy);
 // The pure CPU hog program: compute forever, in 1 s steps.
 user::Program hog_program(user::Thread& t);
 
+// Parameters several workloads take, declared once (name, default, help) beside the parser
+// that reads each: a workload lists them in its WorkloadInfo::params.
+// `hogs_start` (parse_hogs_start()).
+ParamSpec hogs_start_param();
+// `ext` (parse_slice_abi(), workloads/lock_common.h): the help names `users` ("the clients
+// use") and lists the registered designs (kernel/slice_ext_designs.h).
+ParamSpec ext_param(const std::string& users);
+// `policy` (parse_policy()), with its default and whose policy it is ("clients'").
+ParamSpec policy_param(const std::string& def, const std::string& whose);
+// `nice` of `whose` threads (read with get_int_in(name, -20, 19)); `name` "nice" or "hog_nice".
+ParamSpec nice_param(const std::string& name, const std::string& whose);
+
 // `hogs_start`: "before" (the default) forks the hogs before the workload's own threads, as a
 // hog started beside a benchmark and `schedlab real` do; "after" forks them last. Fork
 // placement makes the order matter (docs/model.md, "Fork placement").

@@ -228,8 +228,8 @@ WorkloadInfo extend_sched2_workload() {
            {"locks", "0", "lock objects (0 = threads / 10, at least 1, as the original)"},
            {"cs", "0", "critical section (0 = the machine's cs_loop_3m_ns: 3,000,000 -O0 iterations)"},
            {"hogs", "0", "CPU hog threads beside the workers (-1 = one per CPU, as reported)"},
-           {"hogs_start", "before", "fork the hogs before the workload's threads (as schedlab real does) or after them"},
-           {"ext", "none", "slice extension the workers use: none, rfc, rseq2023, mainline"},
+           hogs_start_param(),
+           ext_param("the workers use"),
            {"mode", "", "the original's mode 0..3 (none, rfc, rseq2023, mainline); wins over ext"},
            {"start_gap", "0", "time between two worker starts (pthread_create in a loop)"}},
           [] { return std::make_unique<ExtendSched2>(); }};

@@ -66,8 +66,8 @@ WorkloadInfo hog_workload() {
   return {"hog",
           "N CPU-bound threads; reports the CPU they got and how evenly",
           {{"threads", "0", "number of hog threads (0 = one per CPU)"},
-           {"nice", "0", "nice value of the hogs (-20..19)"},
-           {"policy", "normal", "normal, batch, idle, fifo or rr"}},
+           nice_param("nice", "the hogs"),
+           policy_param("normal", "the hogs'")},
           [] { return std::make_unique<Hog>(); }};
 }
 

@@ -23,8 +23,9 @@ std::string parse_slice_abi(const Params& p, bool with_mode, user::SliceAbi* abi
     *abi = kModes[m[0] - '0'];
     return "";
   }
+  // The kernel's error, named for the parameter: "ext: unknown variant 'x' (choose ...)".
   if (std::string e = kernel::parse_slice_ext_abi(p.get("ext"), abi); !e.empty())
-    return "ext: unknown variant '" + p.get("ext") + "' (choose none, rfc, rseq2023, mainline)";
+    return "ext" + e.substr(e.find(':'));
   return "";
 }
 

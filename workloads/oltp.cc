@@ -132,10 +132,10 @@ WorkloadInfo oltp_workload() {
            {"io_prob", "0.2", "probability that a step waits for I/O after its latch"},
            {"io", "exp:100us", "I/O wait (sleep)"},
            {"hogs", "0", "CPU hog threads (-1 = one per CPU)"},
-           {"hogs_start", "before", "fork the hogs before the workload's threads (as schedlab real does) or after them"},
-           {"ext", "none", "slice extension the clients use: none, rfc, rseq2023, mainline"},
-           {"nice", "0", "nice value of the clients"},
-           {"policy", "normal", "clients' policy: normal, batch, idle, fifo, rr"}},
+           hogs_start_param(),
+           ext_param("the clients use"),
+           nice_param("nice", "the clients"),
+           policy_param("normal", "the clients'")},
           [] { return std::make_unique<Oltp>(); }};
 }
 

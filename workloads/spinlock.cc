@@ -130,11 +130,11 @@ WorkloadInfo spinlock_workload() {
            {"cs", "uniform:5us:15us", "critical section length (duration or distribution)"},
            {"think", "exp:500us", "user work between critical sections"},
            {"hogs", "0", "CPU hog threads competing for the CPUs"},
-           {"hogs_start", "before", "fork the hogs before the workload's threads (as schedlab real does) or after them"},
-           {"nice", "0", "nice value of the clients"},
-           {"hog_nice", "0", "nice value of the hogs"},
-           {"policy", "normal", "clients' policy: normal, batch, idle, fifo, rr"},
-           {"ext", "none", "slice extension around each critical section: none, rfc, rseq2023, mainline"}},
+           hogs_start_param(),
+           nice_param("nice", "the clients"),
+           nice_param("hog_nice", "the hogs"),
+           policy_param("normal", "the clients'"),
+           ext_param("around each critical section")},
           [] { return std::make_unique<SpinLockWorkload>(); }};
 }
 

@@ -84,12 +84,12 @@ WorkloadInfo wakeup_latency_workload() {
   return {"wakeup-latency",
           "cyclictest-like periodic thread (FIFO or fair) with optional CPU hogs",
           {{"interval", "1ms", "period of the timer"},
-           {"policy", "fifo", "policy of the measuring thread: fifo, rr, normal, batch"},
+           policy_param("fifo", "the measuring thread's"),
            {"priority", "99", "RT priority (fifo/rr)"},
            {"threads", "1", "measuring threads (-1 = one per CPU, each pinned to its own)"},
            {"cpu", "-1", "pin the measuring thread to this CPU (-1 = no pinning)"},
            {"hogs", "-1", "CPU hog threads (-1 = one per CPU)"},
-           {"hogs_start", "before", "fork the hogs before the workload's threads (as schedlab real does) or after them"}},
+           hogs_start_param()},
           [] { return std::make_unique<WakeupLatency>(); }};
 }
 
@@ -97,12 +97,12 @@ WorkloadInfo cyclictest_workload() {
   return {"cyclictest",
           "cyclictest -S -p 99 -i 100: one FIFO 99 thread per CPU, 100 us period; wakeup latency",
           {{"interval", "100us", "period of the timer (cyclictest -i)"},
-           {"policy", "fifo", "policy of the measuring threads: fifo, rr, normal, batch"},
+           policy_param("fifo", "the measuring threads'"),
            {"priority", "99", "RT priority (cyclictest -p)"},
            {"threads", "-1", "measuring threads (-1 = one per CPU, each pinned to its own: -S)"},
            {"cpu", "-1", "pin every measuring thread to this CPU (-1 = no; needs threads >= 1)"},
            {"hogs", "0", "CPU hog threads (-1 = one per CPU)"},
-           {"hogs_start", "before", "fork the hogs before the workload's threads or after them"}},
+           hogs_start_param()},
           [] { return std::make_unique<WakeupLatency>(); }};
 }
 

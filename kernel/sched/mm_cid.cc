@@ -3,6 +3,7 @@
 #include "kernel/sched/mm_cid.h"
 
 #include <algorithm>
+#include <iterator>
 #include <bit>
 
 #include "kernel/cpu_exec.h"
@@ -30,14 +31,17 @@ const mm_cid_ops mm_cid_off_ops = {"off",          off_fork, off_exit,        of
                                    off_task_mm_cid};
 
 const mm_cid_ops* mm_cid_select(const KernelConfig& cfg) {
-  switch (mm_cid_effective(cfg)) {
-    case MmCid::Lazy: return &mm_cid_lazy_ops;
-    case MmCid::Batched: return &mm_cid_batched_ops;
-    case MmCid::Owner: return &mm_cid_owner_ops;
-    case MmCid::Off:
-    case MmCid::Default: break;
-  }
-  return &mm_cid_off_ops;
+  // Indexed by MmCid, which kernel/config.h expands from the same registry (Default is
+  // resolved by mm_cid_effective() first).
+  static const mm_cid_ops* const kImpls[] = {
+      &mm_cid_off_ops,
+      &mm_cid_off_ops,
+#define MM_CID_IMPL(Enum, name) &mm_cid_##name##_ops,
+#include "kernel/sched/mm_cid_impls.h"
+#undef MM_CID_IMPL
+  };
+  static_assert(std::size(kImpls) == kNrMmCid);
+  return kImpls[static_cast<int>(mm_cid_effective(cfg))];
 }
 
 bool mm_cid_init(KernelImpl* k, mm_struct* mm) {

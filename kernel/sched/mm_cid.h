@@ -109,9 +109,10 @@ struct mm_cid_ops {
 };
 
 extern const mm_cid_ops mm_cid_off_ops;      // mm_cid.cc
-extern const mm_cid_ops mm_cid_lazy_ops;     // mm_cid_lazy.cc
-extern const mm_cid_ops mm_cid_batched_ops;  // mm_cid_batched.cc
-extern const mm_cid_ops mm_cid_owner_ops;    // mm_cid_owner.cc
+// One table per implementation of kernel/sched/mm_cid_impls.h, in mm_cid_<name>.cc.
+#define MM_CID_IMPL(Enum, name) extern const mm_cid_ops mm_cid_##name##_ops;
+#include "kernel/sched/mm_cid_impls.h"
+#undef MM_CID_IMPL
 
 const mm_cid_ops* mm_cid_select(const struct KernelConfig& cfg);
 

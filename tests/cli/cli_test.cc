@@ -149,7 +149,10 @@ TEST(Cli, HelpAndListSucceed) {
   EXPECT_EQ(run_cli({"run", "--help"}), 0);
   EXPECT_EQ(run_cli({"list"}), 0);
   EXPECT_EQ(run_cli({"list", "spinlock"}), 0);
+  EXPECT_EQ(run_cli({"list", "settings"}), 0);
+  EXPECT_EQ(run_cli({"list", "costs"}), 0);
   EXPECT_EQ(run_cli({"--no-such-flag"}), 2);
+  EXPECT_EQ(run_cli({"list", "hog", "--markdown"}), 2);  // --markdown is for settings and costs
 }
 
 // `list` gives 7.0's feature defaults and names the versions whose default differs.

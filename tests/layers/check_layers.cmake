@@ -18,7 +18,8 @@ set(allowed_cli cli scenario workloads report real kernel hw sim)
 set(allowed_bench bench scenario report sim)
 set(allowed_fuzz fuzz scenario report hw sim)
 # What the layers above kernel/ may see of it (kernel/kernel.h says why).
-set(kernel_public kernel/kernel.h kernel/uapi.h kernel/config.h kernel/stats.h)
+set(kernel_public kernel/kernel.h kernel/uapi.h kernel/config.h kernel/stats.h kernel/settings.h
+    kernel/slice_ext_designs.h)
 
 set(violations 0)
 foreach(layer sim hw kernel user report workloads scenario real cli bench fuzz)

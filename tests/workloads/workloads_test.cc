@@ -406,7 +406,7 @@ TEST(Launcher, StartsOnTheShellsCpuOrOneDrawnFromTheSeed) {
   EXPECT_EQ(run_error("locktable", {"machine=small4", "launcher_cpu=4"}),
             "launcher_cpu: CPU 4 does not exist (the machine has 4)");
   EXPECT_EQ(run_error("locktable", {"machine=small4", "launcher_cpu=first"}),
-            "launcher_cpu: expected a CPU number or random (got 'first')");
+            "launcher_cpu: must be an integer in 0..8191 or random (got 'first')");
 }
 
 // hogs_lead: the hog program ran that long before the clients were forked. Until then only
