@@ -107,6 +107,48 @@ TEST(MmCid, RunningThreadsHaveDistinctIdsBelowTheThreadAndCpuCounts) {
   }
 }
 
+// 6.14+ (max_nr_cid = min(CPUs allowed, mm_users)) and 6.19: IDs stay below the thread count
+// even when the threads keep moving. A second process's threads take the CPUs in random bursts,
+// so the three threads mostly wake on a CPU other than their last one (migrate_from/to on every
+// such wakeup): a cid left behind must be handed over or freed, not kept beside a new one.
+TEST(MmCid, IdsStayBelowTheThreadCountWhileThreadsMigrate) {
+  for (const Impl& impl : kImpls) {
+    if (impl.version == kernel::KernelVersion::V6_12) continue;  // 6.4 .. 6.13: below CPUs only
+    SCOPED_TRACE(impl.name);
+    const int cpus = 8, threads = 3;
+    Sim s(flat_machine(cpus), config(impl.version, impl.impl));
+    uint32_t max_seen = 0;
+    int reads = 0;
+    for (int i = 0; i < threads; ++i)
+      s.spawn({}, [&](user::Thread& t) -> user::Program {
+        for (;;) {
+          const int64_t run = 20 * kUs + static_cast<int64_t>(t.rng().next_u64() % (200 * kUs));
+          co_await t.compute(run);
+          max_seen = std::max(max_seen, t.rseq()->mm_cid);
+          ++reads;
+          const int64_t sleep = 20 * kUs + static_cast<int64_t>(t.rng().next_u64() % (300 * kUs));
+          co_await t.nanosleep(sleep);
+        }
+      });
+    const int test_tgid = s.tgid;
+    s.tgid = s.k->create_process("noise");
+    for (int i = 0; i < cpus; ++i) s.spawn({}, churn);
+    s.tgid = test_tgid;
+    int migrations_before = 0;
+    s.k->start();
+    for (sim::Time t = 50 * kUs; t <= 300 * kMs; t += 50 * kUs) {
+      s.engine.run_until(t);
+      for (uint32_t c : running_cids(s)) ASSERT_LT(c, static_cast<uint32_t>(threads)) << "at " << t;
+    }
+    for (const auto& p : s.k->tasks())
+      if (p->tgid == test_tgid) migrations_before += static_cast<int>(p->stats.nr_migrations);
+    s.k->finish(300 * kMs);
+    EXPECT_GT(reads, 1000);
+    EXPECT_GT(migrations_before, 300);  // the threads did move
+    EXPECT_LT(max_seen, static_cast<uint32_t>(threads));
+  }
+}
+
 // After the other threads exit, a survivor that held a high ID reads 0 from its rseq area
 // within about a second (the selftest mm_cid_compaction_test's rule): by the 100 ms scan
 // (lazy, batched) or at its next switch-in (owner). The survivor busy-loops 5 ms between
