@@ -65,6 +65,8 @@ int do_list(const std::string& what) {
                "                   (default: lazy in 6.12/6.18, owner in 7.0; batched needs 6.18)\n"
                "  mm_cid.scan_batch CPUs per scan call of batched (default 8, or the CPU count if\n"
                "                   fewer; 1..CPU count)\n"
+               "  mm_cid.sample_ms report the scan's latencies and the IDs user space sees,\n"
+               "                   sampled every N ms (default 0 = not reported; 0..1000)\n"
                "  softirq.ksoftirqd, softirq.threadirqs, softirq.irq_time_accounting,\n"
                "  softirq.preempt_rt, softirq.latency_sensi_flag\n"
                "                   true | false: ksoftirqd threads exist, boot option threadirqs,\n"

@@ -242,6 +242,12 @@ std::string set_config_key(KernelConfig* cfg, const std::string& key, const std:
     cfg->mm_cid_scan_batch = static_cast<int>(n);
     return "";
   }
+  if (key == "mm_cid.sample_ms") {
+    if (!parse_int(value, &n) || n < 0 || n > 1000)
+      return "mm_cid.sample_ms: must be an integer in 0..1000 (got '" + value + "')";
+    cfg->mm_cid_sample_ms = static_cast<int>(n);
+    return "";
+  }
   if (key.rfind("softirq.", 0) == 0) {
     bool* fields[] = {&cfg->softirq.ksoftirqd, &cfg->softirq.irq_time_accounting,
                       &cfg->softirq.threadirqs, &cfg->softirq.preempt_rt,
