@@ -181,7 +181,7 @@ int mm_cid_main(int runs, int64_t period, int checks, int64_t busy, const std::v
   }
   int passed = 0, no_leader = 0;
   std::vector<int64_t> times;
-  std::vector<int> leader_cids;
+  std::vector<int> leader_cids, checks_at_cid0;
   for (int i = 0; i < runs; ++i) {
     Report r;
     std::string err;
@@ -198,6 +198,7 @@ int mm_cid_main(int runs, int64_t period, int checks, int64_t busy, const std::v
     if (r.to_cid0_ns >= 0) {
       ++passed;
       times.push_back(r.to_cid0_ns);
+      checks_at_cid0.push_back(r.checks);
     }
   }
   const auto ms = [](int64_t ns) { return ns < 0 ? -1.0 : static_cast<double>(ns) / 1e6; };
@@ -208,6 +209,9 @@ int mm_cid_main(int runs, int64_t period, int checks, int64_t busy, const std::v
   std::string cids;
   for (int c : leader_cids) cids += " " + std::to_string(c);
   std::printf("  leader_mm_cid        %s\n", cids.c_str());
+  std::string at;
+  for (int c : checks_at_cid0) at += " " + std::to_string(c);
+  std::printf("  check_that_read_0    %s\n", at.c_str());
   return 0;
 }
 
