@@ -6,7 +6,7 @@
 #include <bit>
 
 #include "kernel/cpu_exec.h"
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/task_shared.h"
 
 namespace kernel {
@@ -40,7 +40,7 @@ const mm_cid_ops* mm_cid_select(const KernelConfig& cfg) {
   return &mm_cid_off_ops;
 }
 
-bool mm_cid_init(Kernel* k, mm_struct* mm) {
+bool mm_cid_init(KernelImpl* k, mm_struct* mm) {
   mm_mm_cid& c = mm->cid;
   if (!c.pcpu.empty()) return false;
   const size_t n = static_cast<size_t>(k->nr_cpus());
@@ -78,12 +78,12 @@ int cidmask_weight(const mm_struct* mm) {
   return w;
 }
 
-uint64_t mm_cid_scan_delay_jiffies(const Kernel* k) {
+uint64_t mm_cid_scan_delay_jiffies(const KernelImpl* k) {
   const uint64_t hz = static_cast<uint64_t>(k->cfg_.hz);
   return (100 * hz + 999) / 1000;  // msecs_to_jiffies() rounds up
 }
 
-bool mm_cid_scan_due(const Kernel* k, mm_mm_cid* c) {
+bool mm_cid_scan_due(const KernelImpl* k, mm_mm_cid* c) {
   const uint64_t now = k->jiffies();
   uint64_t old_scan = c->next_scan;
   const uint64_t next_scan = now + mm_cid_scan_delay_jiffies(k);
@@ -110,7 +110,7 @@ void mm_cid_charge_scan(rq* rq, mm_struct* mm, int cpus) {
   s.scan_ns_max = std::max(s.scan_ns_max, static_cast<uint64_t>(cost));
 }
 
-void mm_cid_note_pass(Kernel* k, mm_struct* mm, sim::Time pass) {
+void mm_cid_note_pass(KernelImpl* k, mm_struct* mm, sim::Time pass) {
   mm_cid_stats& s = mm->cid.stats;
   s.nr_passes++;
   s.pass_ns_sum += pass;
@@ -154,7 +154,7 @@ void sampled_push(mm_cid_sampled* s, int16_t v) {
 // user space) and whether, after threads exited, all are back below the thread count.
 void mm_cid_sample(sim::Timer* t, sim::Time now) {
   mm_cid_metrics* m = static_cast<mm_cid_metrics*>(t->ctx);
-  Kernel* k = m->k;
+  KernelImpl* k = m->k;
   m->samples++;
   for (int c = 0; c < k->nr_cpus(); ++c) {
     const task_struct* p = k->cpu_rq(c).curr;
@@ -192,7 +192,7 @@ void mm_cid_sample(sim::Timer* t, sim::Time now) {
 
 }  // namespace
 
-void mm_cid_metrics_start(Kernel* k) {
+void mm_cid_metrics_start(KernelImpl* k) {
   if (k->cfg_.mm_cid_sample_ms <= 0 || k->mm_cid_metrics_) return;
   auto m = std::make_unique<mm_cid_metrics>();
   m->k = k;
@@ -205,7 +205,7 @@ void mm_cid_metrics_start(Kernel* k) {
   k->mm_cid_metrics_ = std::move(m);
 }
 
-mm_cid_report mm_cid_snapshot(const Kernel& k) {
+mm_cid_report mm_cid_snapshot(const KernelImpl& k) {
   mm_cid_report r;
   r.impl = k.mm_cid_ops->name;
   const mm_cid_metrics* m = k.mm_cid_metrics_.get();

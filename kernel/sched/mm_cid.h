@@ -31,7 +31,7 @@ namespace kernel {
 struct rq;
 struct task_struct;
 struct mm_struct;
-class Kernel;
+class KernelImpl;
 
 // Per-CPU slot encoding of 6.4 .. 6.18 (enum mm_cid_state, include/linux/mm_types.h).
 inline constexpr uint32_t MM_CID_UNSET = ~0u;
@@ -112,10 +112,10 @@ struct mm_mm_cid {
 };
 
 // Machine-wide measurements of the scan and of what user space sees, kept only with
-// mm_cid.sample_ms > 0 (Kernel::mm_cid_metrics_; allocated at start, nothing per event).
+// mm_cid.sample_ms > 0 (KernelImpl::mm_cid_metrics_; allocated at start, nothing per event).
 // Simulator-only: Linux has no such counters.
 struct mm_cid_metrics {
-  Kernel* k = nullptr;
+  KernelImpl* k = nullptr;
   sim::Time sample_ns = 0;
   sim::Histogram scan_call_ns;     // CPU time of each scan call (lazy: a pass; batched: a batch)
   sim::Histogram rt_wait_added_ns; // per RT task switched in: its wait that overlapped a scan on its CPU
@@ -147,9 +147,9 @@ struct mm_cid_report {
   sim::Histogram scan_call_ns, rt_wait_added_ns, pass_ns, pass_gap_ns, user_cid, converge_ns;
   std::vector<mm_cid_process_report> processes;  // those that ever had two threads or more
 };
-mm_cid_report mm_cid_snapshot(const Kernel& k);
-// Kernel::start(): allocates the metrics and arms the sampler if mm_cid.sample_ms > 0.
-void mm_cid_metrics_start(Kernel* k);
+mm_cid_report mm_cid_snapshot(const KernelImpl& k);
+// KernelImpl::start(): allocates the metrics and arms the sampler if mm_cid.sample_ms > 0.
+void mm_cid_metrics_start(KernelImpl* k);
 
 struct mm_cid_ops {
   const char* name;
@@ -183,22 +183,22 @@ const mm_cid_ops* mm_cid_select(const struct KernelConfig& cfg);
 // ---- Shared by the implementations (mm_cid.cc). ----
 // Sizes the mm's state for the machine on its first thread (not per event).
 // Returns true if it did (the first time).
-bool mm_cid_init(Kernel* k, mm_struct* mm);
+bool mm_cid_init(KernelImpl* k, mm_struct* mm);
 bool cidmask_test_and_set(mm_struct* mm, unsigned cid);
 void cidmask_clear(mm_struct* mm, unsigned cid);
 // find_first_zero_bit() below `limit`; `limit` if none.
 unsigned cidmask_first_zero(const mm_struct* mm, unsigned limit);
 int cidmask_weight(const mm_struct* mm);
 // msecs_to_jiffies(MM_CID_SCAN_DELAY = 100).
-uint64_t mm_cid_scan_delay_jiffies(const Kernel* k);
+uint64_t mm_cid_scan_delay_jiffies(const KernelImpl* k);
 // task_mm_cid_work()'s rate limit: false if the mm's next scan is not due yet; otherwise
 // moves mm_cid_next_scan 100 ms ahead and returns true (the first call only sets the date).
-bool mm_cid_scan_due(const Kernel* k, mm_mm_cid* c);
+bool mm_cid_scan_due(const KernelImpl* k, mm_mm_cid* c);
 // The scan's CPU time: `cpus` possible CPUs visited (costs.mm_cid_scan_cpu_ns each), charged
 // as kernel time of the task it runs in; recorded in the mm's statistics.
 void mm_cid_charge_scan(rq* rq, mm_struct* mm, int cpus);
 // A full pass ended: `pass` from its first batch's start to its last batch's end.
-void mm_cid_note_pass(Kernel* k, mm_struct* mm, sim::Time pass);
+void mm_cid_note_pass(KernelImpl* k, mm_struct* mm, sim::Time pass);
 // switch_mm_cid(): an RT task switched in; what of its wait its CPU spent scanning.
 void mm_cid_note_rt_switch_in(rq* rq, const task_struct* next);
 // Records that a thread of mm was given `cid`.
@@ -214,7 +214,7 @@ void lazy_migrate_from(task_struct* t);
 void lazy_migrate_to(rq* dst_rq, task_struct* t);
 uint32_t lazy_task_mm_cid(const rq* rq, const task_struct* t);
 int mm_cid_get(rq* rq, task_struct* t, mm_struct* mm);
-void sched_mm_cid_remote_clear_old(Kernel* k, mm_struct* mm, int cpu);
-void sched_mm_cid_remote_clear_weight(Kernel* k, mm_struct* mm, int cpu, int weight);
+void sched_mm_cid_remote_clear_old(KernelImpl* k, mm_struct* mm, int cpu);
+void sched_mm_cid_remote_clear_weight(KernelImpl* k, mm_struct* mm, int cpu, int weight);
 
 }  // namespace kernel
