@@ -121,6 +121,9 @@ struct KernelConfig {
   // CONFIG_RSEQ_CID_SCAN_BATCH (batched series v2); 0 = its default, 8, or the machine's CPU
   // count if smaller (a pass is then one batch, as the kernel's min() with the CPU count makes it).
   int mm_cid_scan_batch = 0;
+  // Simulator-only: sample what user space sees of mm_cid every this many ms and report the
+  // scan's and the IDs' metrics (docs/mm-cid.md); 0 = neither.
+  int mm_cid_sample_ms = 0;
   SoftirqConfig softirq;
   uint64_t seed = 1;                     // for the kernel's own random draws (rseq_miss)
 

@@ -221,6 +221,7 @@ bool KernelImpl::has_threads(int tgid) const {
 }
 
 void KernelImpl::start() {
+  mm_cid_metrics_start(this);
   if (cfg_.nohz_idle) return;  // ticks start when CPUs first become busy
   for (auto& rq : rqs_) tick_sched_timer_start(rq.get(), tick_next_expiry(rq.get(), 0));
 }

@@ -65,6 +65,7 @@ class KernelImpl final : public Kernel {
   int nr_idle_cpus = 0;
   const struct slice_ext_ops* slice_ops = nullptr;  // selected once from cfg_.slice_ext.abi
   const struct mm_cid_ops* mm_cid_ops = nullptr;    // selected once from cfg_.mm_cid
+  std::unique_ptr<struct mm_cid_metrics> mm_cid_metrics_;  // with mm_cid.sample_ms > 0 only
   const struct softirq_ops* softirq_ops = nullptr;  // selected once from cfg_.softirq
   sim::Rng rng;                                     // the kernel's own draws (rseq_miss)
   sim::UniformInt timer_irq_jitter;                 // uniform(0, costs.timer_irq_jitter_ns)

@@ -166,6 +166,11 @@ std::vector<Setting> make_settings() {
        .help = "batched: CPUs per scan call (CONFIG_RSEQ_CID_SCAN_BATCH)", .lo = 1, .hi = 1000000,
        .range = "from 1 to the CPU count", .default_note = "8, or the CPU count if fewer",
        .get = get_field<&K::mm_cid_scan_batch>, .set = set_field<&K::mm_cid_scan_batch>},
+      {.name = "mm_cid.sample_ms", .type = T::Int,
+       .help = "sample what user space sees of mm_cid every N ms and report the scan's latencies "
+               "and the IDs (docs/mm-cid.md; 0 = not reported; not a Linux setting)",
+       .lo = 0, .hi = 1000,
+       .get = get_field<&K::mm_cid_sample_ms>, .set = set_field<&K::mm_cid_sample_ms>},
       {.name = "softirq.ksoftirqd", .type = T::Bool,
        .help = "the per-CPU ksoftirqd/N threads exist (runs that model softirq load)",
        .get = get_sub<&K::softirq, &Q::ksoftirqd>, .set = set_sub<&K::softirq, &Q::ksoftirqd>},

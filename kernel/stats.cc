@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "kernel/kernel_impl.h"
+#include "kernel/sched/mm_cid.h"
 #include "kernel/sched/pelt.h"
 #include "kernel/slice_ext.h"
 
@@ -75,6 +76,7 @@ KernelStats KernelImpl::snapshot() const {
     for (const auto& t : tasks_) sum += t->slice.*c.member;
     s.slice_ext_totals.push_back({c.metric_name, c.help, sum});
   }
+  s.mm_cid = mm_cid_snapshot(*this);
   s.warnings = warnings_;
   return s;
 }

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "kernel/config.h"
+#include "sim/stats.h"
+#include "sim/time.h"
 
 namespace kernel {
 
@@ -59,6 +61,25 @@ struct Warnings {
   std::string first;
 };
 
+// What the results show of mm_cid (kernel/sched/mm_cid.cc fills it), so
+// they need none of the kernel's structures. `on` is false without mm_cid.sample_ms.
+struct mm_cid_process_report {
+  int tgid = 0;
+  std::string name;
+  int threads_max = 0;
+  int max_cid = -1;
+  sim::Time point_ns = 0;          // time each series point covers
+  std::vector<int> series;         // highest mm_cid shown per point (-1: no live thread)
+};
+struct mm_cid_report {
+  bool on = false;
+  const char* impl = "";
+  sim::Time sample_ns = 0;
+  uint64_t samples = 0;
+  uint64_t scan_calls = 0, cpus_visited = 0, passes = 0;
+  sim::Histogram scan_call_ns, rt_wait_added_ns, pass_ns, pass_gap_ns, user_cid, converge_ns;
+  std::vector<mm_cid_process_report> processes;  // those that ever had two threads or more
+};
 struct KernelStats {
   SliceExtAbi slice_ext_abi = SliceExtAbi::None;  // the design the kernel carries
   const char* slice_ext_design = nullptr;  // its name; null if none
@@ -67,6 +88,7 @@ struct KernelStats {
   // The design's run-wide counters, summed over tasks (7.0 sums per-CPU counters the same way
   // in debugfs rseq/stats), in the design's order.
   std::vector<StatCounter> slice_ext_totals;
+  mm_cid_report mm_cid;  // with mm_cid.sample_ms > 0 (mm_cid_report::on)
   Warnings warnings;
 };
 

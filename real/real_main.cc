@@ -31,13 +31,48 @@ std::string check_applicable(Workload w, const CLI::App& app) {
   return "";
 }
 
+// `schedlab real mm_cid_compaction_test [options]`: not a lock workload; its own options.
+int mm_cid_cli(const std::vector<std::string>& args) {
+  CLI::App app{"Runs the mm_cid compaction selftest's procedure on this host's kernel, many times "
+               "(docs/calibration.md)."};
+  app.name("schedlab real mm_cid_compaction_test");
+  std::string workload, period = "50ms", busy = "0ms", cpus;
+  int runs = 20, checks = 10;
+  app.add_option("workload", workload, "mm_cid_compaction_test")->required();
+  app.add_option("--runs", runs, "runs, each in a fresh process, 1..10000 (default 20)");
+  app.add_option("--period", period, "each sleep, before the election and between checks (default 50ms)");
+  app.add_option("--checks", checks, "reads of mm_cid before the leader fails, 1..1000 (default 10)");
+  app.add_option("--busy", busy, "CPU time the leader burns before each sleep (default 0ms)");
+  app.add_option("--cpus", cpus, "CPU list, one thread each (default: inherited affinity)");
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "schedlab real: error: %s\n", e.what());
+    return kExitBadInput;
+  }
+  if (runs < 1 || runs > 10000) return fail("--runs: must be in 1..10000 (got " + std::to_string(runs) + ")");
+  if (checks < 1 || checks > 1000) return fail("--checks: must be in 1..1000 (got " + std::to_string(checks) + ")");
+  int64_t period_ns = 0, busy_ns = 0;
+  if (std::string err = parse_duration("--period", period, &period_ns); !err.empty()) return fail(err);
+  if (period_ns <= 0) return fail("--period: must be > 0 (got '" + period + "')");
+  if (std::string err = parse_duration("--busy", busy, &busy_ns); !err.empty()) return fail(err);
+  std::vector<int> cpu_list;
+  if (app.count("--cpus"))
+    if (std::string err = parse_cpu_list("--cpus", cpus, &cpu_list); !err.empty()) return fail(err);
+  return mm_cid_main(runs, period_ns, checks, busy_ns, cpu_list);
+}
+
 }  // namespace
 
 int real_main(const std::vector<std::string>& args) {
+  if (!args.empty() && args[0] == "mm_cid_compaction_test") return mm_cid_cli(args);
   CLI::App app{
       "Runs a lock workload with real threads on this host, asking the kernel for time slice "
       "extensions (docs/real.md).\nWorkloads: extend-sched2 (the Dec 2024 benchmark), "
-      "locktable (a database lock table)."};
+      "locktable (a database lock table), mm_cid_compaction_test (the mm_cid selftest; its own options)."};
   app.name("schedlab real");
   std::string workload, duration, cpus, query, cs;
   int threads = 0, clients = 0, hogs = 0, locks = 0, mode = 0;
@@ -80,7 +115,7 @@ int real_main(const std::vector<std::string>& args) {
   else if (workload == "locktable")
     w = Workload::kLockTable;
   else
-    return fail("unknown workload '" + workload + "' (extend-sched2, locktable)");
+    return fail("unknown workload '" + workload + "' (extend-sched2, locktable, mm_cid_compaction_test)");
   if (std::string err = check_applicable(w, app); !err.empty()) return fail(err);
 
   Params p = default_params(w);

@@ -127,6 +127,11 @@ CompareHook compare_hook();
 // `schedlab real <workload> [options]`: `args` are the words after "real". Exit codes: 0 ok,
 // 1 internal failure, 2 bad input or a mode this kernel cannot run (message on stderr).
 int real_main(const std::vector<std::string>& args);
+// `schedlab real mm_cid_compaction_test` (real/mm_cid.cc): the selftest's procedure `runs`
+// times in fresh processes on `cpus` (empty = the inherited affinity); prints the pass count
+// and the distribution of the leader's time to read mm_cid 0. Exit 2 if the kernel has no
+// rseq mm_cid.
+int mm_cid_main(int runs, int64_t period_ns, int checks, int64_t busy_ns, const std::vector<int>& cpus);
 
 // "2s", "500ms", "100us", "250ns" -> ns: a number needs its unit (sim::parse_duration). ""
 // or an error naming `option` and the text given.

@@ -3,6 +3,7 @@
 #include "scenario/collect.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdint>
 #include <utility>
 
@@ -42,6 +43,78 @@ void add_generic_metrics(report::Results* r, int64_t duration_ns) {
     r->metrics.push_back({"cpu_kernel_share", static_cast<double>(kern) / all, "of CPU time",
                           "kernel: entry/exit, interrupts, switches, scheduler"});
   }
+}
+
+report::LatencySummary summary(const std::string& name, const sim::Histogram& h) {
+  report::LatencySummary l;
+  l.name = name;
+  l.count = h.summary().count;
+  if (l.count == 0) return l;
+  l.min_ns = h.summary().min;
+  l.p50_ns = h.percentile(0.50);
+  l.p99_ns = h.percentile(0.99);
+  l.p999_ns = h.percentile(0.999);
+  l.max_ns = h.summary().max;
+  l.mean_ns = h.summary().mean();
+  return l;
+}
+
+// mm_cid (with mm_cid.sample_ms): the scan's latencies, what user space saw of the IDs, and
+// each multi-threaded process's highest ID over time, from the kernel's mm_cid_snapshot().
+void add_mm_cid_results(const kernel::mm_cid_report& m, report::Results* r) {
+  if (!m.on) return;
+  r->latencies.push_back(summary("mm_cid.scan_call", m.scan_call_ns));
+  r->latencies.push_back(summary("mm_cid.rt_wait_added", m.rt_wait_added_ns));
+  r->latencies.push_back(summary("mm_cid.pass", m.pass_ns));
+  r->latencies.push_back(summary("mm_cid.pass_gap", m.pass_gap_ns));
+  r->latencies.push_back(summary("mm_cid.converge", m.converge_ns));
+  const auto us = [](int64_t ns) { return static_cast<double>(ns) / 1e3; };
+  r->metrics.push_back({"mm_cid.scan_calls", static_cast<double>(m.scan_calls), "",
+                        "scan calls that visited CPUs (lazy: whole passes; batched: batches)"});
+  r->metrics.push_back({"mm_cid.passes", static_cast<double>(m.passes), "",
+                        "full passes over every possible CPU completed"});
+  r->metrics.push_back({"mm_cid.cpus_visited", static_cast<double>(m.cpus_visited), "",
+                        "possible CPUs the scan visited, all calls"});
+  r->metrics.push_back({"mm_cid.scan_call_max_us", us(m.scan_call_ns.summary().count ? m.scan_call_ns.summary().max : 0), "us",
+                        "longest scan call: the delay it added to the return to user space of the task it ran in"});
+  r->metrics.push_back({"mm_cid.rt_wait_added_max_us",
+                        us(m.rt_wait_added_ns.summary().count ? m.rt_wait_added_ns.summary().max : 0), "us",
+                        "most a scan added to one RT task's wait for its CPU"});
+  r->metrics.push_back({"mm_cid.pass_max_ms",
+                        static_cast<double>(m.pass_ns.summary().count ? m.pass_ns.summary().max : 0) / 1e6,
+                        "ms", "longest full pass, first batch's start to last batch's end"});
+  const sim::Histogram& u = m.user_cid;
+  const bool any = u.summary().count > 0;
+  r->metrics.push_back({"mm_cid.user_samples", static_cast<double>(u.summary().count), "",
+                        "running threads sampled (every mm_cid.sample_ms, each CPU)"});
+  r->metrics.push_back({"mm_cid.user_p50", any ? static_cast<double>(u.percentile(0.5)) : -1, "",
+                        "median mm_cid a running thread's rseq area showed"});
+  r->metrics.push_back({"mm_cid.user_p99", any ? static_cast<double>(u.percentile(0.99)) : -1, "",
+                        "99th percentile of the mm_cid running threads showed"});
+  r->metrics.push_back({"mm_cid.user_max", any ? static_cast<double>(u.summary().max) : -1, "",
+                        "highest mm_cid a running thread showed"});
+  // The first 8 multi-threaded processes; one metric per process name (the highest of them).
+  std::map<std::string, int> max_by_name;
+  int listed = 0;
+  for (const kernel::mm_cid_process_report& p : m.processes) {
+    auto [it, fresh] = max_by_name.emplace(p.name, p.max_cid);
+    if (!fresh) it->second = std::max(it->second, p.max_cid);
+    if (listed++ == 8) r->notices.push_back("mm_cid: more processes not listed");
+    if (listed > 8) continue;
+    size_t n = p.series.size();  // points after the process's last thread exited: not listed
+    while (n > 0 && p.series[n - 1] < 0) --n;
+    std::string series;
+    for (size_t i = 0; i < n; ++i) series += (i ? " " : "") + std::to_string(p.series[i]);
+    if (n < p.series.size()) series += " (then no threads)";
+    char every[32];
+    std::snprintf(every, sizeof every, "%g ms", static_cast<double>(p.point_ns) / 1e6);
+    r->notices.push_back("mm_cid: " + p.name + " (tgid " + std::to_string(p.tgid) + ", up to " +
+                         std::to_string(p.threads_max) + " threads): highest mm_cid shown, per " +
+                         every + ": " + series);
+  }
+  for (const auto& [name, max_cid] : max_by_name)
+    r->metrics.push_back({name + ".mm_cid_max", static_cast<double>(max_cid), "",
+                          "highest mm_cid a live thread of a " + name + " process showed at a sample"});
 }
 
 }  // namespace
@@ -117,6 +190,7 @@ void collect_metrics(const Experiment& e, const kernel::KernelStats& ks, report:
   add_generic_metrics(&r, e.duration_ns);
   for (const kernel::StatCounter& c : ks.slice_ext_totals)
     r.metrics.push_back({c.name, static_cast<double>(c.value), "", c.help});
+  add_mm_cid_results(ks.mm_cid, &r);
   r.warnings = ks.warnings.count;
   r.first_warning = ks.warnings.first;
 }

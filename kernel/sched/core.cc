@@ -333,9 +333,12 @@ bool try_to_wake_up(KernelImpl* k, task_struct* p, int wake_flags) {
     rq* target = k->rq_of(cpu);
     p->__state = TASK_WAKING;  // a second wakeup finds it pending
     p->sched_remote_wakeup = wake_flags & WF_MIGRATED;  // ttwu_queue_wakelist()
+    // __smp_call_single_queue(): llist_add() is true only for the first entry of an empty
+    // call_single_queue, and only then is the IPI sent; later wakeups ride on it.
+    const bool first = target->ex.wake_list.empty();
     target->ex.wake_list.push_back(p);
     lb_view_update(target);
-    smp_send_ipi(k, cpu, IPI_CALL_FUNC);
+    if (first) smp_send_ipi(k, cpu, IPI_CALL_FUNC);
     return true;
   }
   ttwu_do_activate(k->rq_of(cpu), p, wake_flags);

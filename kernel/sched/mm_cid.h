@@ -16,9 +16,15 @@
 // The core calls these at the seams Linux has (see each hook's callers); it never asks which
 // implementation is on.
 #pragma once
+#include <array>
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
+#include "kernel/stats.h"
+#include "sim/engine.h"
+#include "sim/stats.h"
 #include "sim/time.h"
 
 namespace kernel {
@@ -68,6 +74,24 @@ struct mm_cid_stats {
   int max_cid = -1;               // highest cid any thread of the process was given
 };
 
+// What user space of one process showed, sampled every mm_cid.sample_ms (simulator-only):
+// the highest mm_cid in its live threads' rseq areas, as a series of at most kSeries points
+// (when full, neighbouring points merge by max and each point covers twice the samples).
+struct mm_cid_sampled {
+  static constexpr int kSeries = 128;
+  std::array<int16_t, kSeries> series{};  // -1: no live thread then
+  int n = 0;                  // points stored
+  int stride = 1;             // samples per point
+  int acc = 0;                // samples folded into the point being built
+  int16_t acc_max = -1;
+  int cur_max = -1;           // this sample's highest value
+  int prev_threads = 0;
+  int threads = 0;            // live threads at the last sample
+  int threads_max = 0;
+  int max_cid = -1;           // highest value sampled
+  sim::Time burst_end = -1;   // threads exited and IDs not yet below the thread count since
+};
+
 // Per-mm state (mm_struct: cidmask, pcpu_cid, mm_cid_next_scan, ...; 6.19 mm->mm_cid).
 struct mm_mm_cid {
   std::vector<uint64_t> cidmask;   // mm_cidmask(): bit c = cid c allocated
@@ -79,12 +103,35 @@ struct mm_mm_cid {
   uint64_t next_scan = 0;          // mm_cid_next_scan (jiffies; 0 = not yet set)
   unsigned scan_batch = 0;         // batched: mm_cid_scan_batch, the next batch's index
   sim::Time pass_start = 0;        // batched/lazy: when the pass in progress began
+  sim::Time last_batch_end = 0;    // batched: when the previous batch's work ended
   // 6.19.
   unsigned max_cids = 0;
   unsigned pcpu_thrs = 0;
   bool percpu = false;             // mm_cid.mode has MM_CID_ONCPU: CPUs own the cids
   mm_cid_stats stats;
+  mm_cid_sampled sampled;
 };
+
+// Machine-wide measurements of the scan and of what user space sees, kept only with
+// mm_cid.sample_ms > 0 (KernelImpl::mm_cid_metrics_; allocated at start, nothing per event).
+// Simulator-only: Linux has no such counters.
+struct mm_cid_metrics {
+  KernelImpl* k = nullptr;
+  sim::Time sample_ns = 0;
+  sim::Histogram scan_call_ns;     // CPU time of each scan call (lazy: a pass; batched: a batch)
+  sim::Histogram rt_wait_added_ns; // per RT task switched in: its wait that overlapped a scan on its CPU
+  sim::Histogram pass_ns;          // a full pass: first batch's start to last batch's end
+  sim::Histogram pass_gap_ns;      // batched: from a batch's end to the next batch of the pass
+  sim::Histogram user_cid;         // sampled: the mm_cid each running thread's rseq area shows
+  sim::Histogram converge_ns;      // after threads exit: until every live thread shows an ID below the thread count
+  uint64_t samples = 0;
+  std::vector<sim::Time> scan_start, scan_end;  // per CPU: the last scan's window
+  sim::Timer sample_timer;
+};
+
+mm_cid_report mm_cid_snapshot(const KernelImpl& k);
+// KernelImpl::start(): allocates the metrics and arms the sampler if mm_cid.sample_ms > 0.
+void mm_cid_metrics_start(KernelImpl* k);
 
 struct mm_cid_ops {
   const char* name;
@@ -133,6 +180,10 @@ bool mm_cid_scan_due(const KernelImpl* k, mm_mm_cid* c);
 // The scan's CPU time: `cpus` possible CPUs visited (costs.mm_cid_scan_cpu_ns each), charged
 // as kernel time of the task it runs in; recorded in the mm's statistics.
 void mm_cid_charge_scan(rq* rq, mm_struct* mm, int cpus);
+// A full pass ended: `pass` from its first batch's start to its last batch's end.
+void mm_cid_note_pass(KernelImpl* k, mm_struct* mm, sim::Time pass);
+// switch_mm_cid(): an RT task switched in; what of its wait its CPU spent scanning.
+void mm_cid_note_rt_switch_in(rq* rq, const task_struct* next);
 // Records that a thread of mm was given `cid`.
 inline void mm_cid_note(mm_mm_cid* c, int cid) {
   if (cid > c->stats.max_cid) c->stats.max_cid = cid;

@@ -46,9 +46,12 @@ void task_mm_cid_scan(rq* rq, task_struct* t) {
   mm_mm_cid& c = mm->cid;
   const unsigned nposs = static_cast<unsigned>(k->nr_cpus());
   const unsigned batch = c.scan_batch;
+  const sim::Time start_at = std::max(k->now(), rq->ex.kwork_until);
   if (batch == 0) {
     if (!mm_cid_scan_due(k, &c)) return;
-    c.pass_start = k->now();
+    c.pass_start = start_at;
+  } else if (mm_cid_metrics* m = k->mm_cid_metrics_.get()) {
+    m->pass_gap_ns.add(start_at - c.last_batch_end);
   }
   const unsigned start = batch * batch_size(k);  // cpumask_nth(batch * BATCH, possible)
   const unsigned end = std::min(start + batch_size(k), nposs);
@@ -59,15 +62,9 @@ void task_mm_cid_scan(rq* rq, task_struct* t) {
   for (unsigned cpu = start; cpu < end; ++cpu)
     sched_mm_cid_remote_clear_weight(k, mm, static_cast<int>(cpu), weight);
   mm_cid_charge_scan(rq, mm, static_cast<int>(end - start));
-  if (end >= nposs) {
-    // The pass ends when this batch's work does (its cost is charged from now on).
-    const sim::Time pass =
-        k->now() + static_cast<sim::Time>(end - start) * k->machine_.costs.mm_cid_scan_cpu_ns -
-        c.pass_start;
-    c.stats.nr_passes++;
-    c.stats.pass_ns_sum += pass;
-    c.stats.pass_ns_max = std::max(c.stats.pass_ns_max, pass);
-  }
+  // The batch ends when its work does (its cost is charged from start_at on).
+  c.last_batch_end = start_at + static_cast<sim::Time>(end - start) * k->machine_.costs.mm_cid_scan_cpu_ns;
+  if (end >= nposs) mm_cid_note_pass(k, mm, c.last_batch_end - c.pass_start);
 }
 
 // switch_mm_cid() as in 6.18, plus prepare_task_switch()'s rseq_preempt(prev): prev runs

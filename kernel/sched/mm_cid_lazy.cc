@@ -149,6 +149,7 @@ void lazy_switch_mm_cid(rq* rq, task_struct* prev, task_struct* next) {
     prev->mm_cid.cid = -1;
   }
   if (next->mm_cid.active) next->mm_cid.cid = next->mm_cid.last_cid = mm_cid_get(rq, next, next->mm);
+  if (rq->k->mm_cid_metrics_) mm_cid_note_rt_switch_in(rq, next);
 }
 
 void lazy_migrate_from(task_struct* t) { t->mm_cid.migrate_from_cpu = t->cpu; }
@@ -261,10 +262,7 @@ void task_mm_cid_work(rq* rq, task_struct* t) {
   for (int cpu = 0; cpu < n; ++cpu) sched_mm_cid_remote_clear_weight(k, mm, cpu, weight);
   mm_cid_charge_scan(rq, mm, n);
   // One call is one whole pass.
-  const sim::Time pass = static_cast<sim::Time>(n) * k->machine_.costs.mm_cid_scan_cpu_ns;
-  c.stats.nr_passes++;
-  c.stats.pass_ns_sum += pass;
-  c.stats.pass_ns_max = std::max(c.stats.pass_ns_max, pass);
+  mm_cid_note_pass(k, mm, static_cast<sim::Time>(n) * k->machine_.costs.mm_cid_scan_cpu_ns);
 }
 
 // resume_user_mode_work() -> task_work_run().

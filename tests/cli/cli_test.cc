@@ -133,6 +133,8 @@ TEST(Cli, MmCidBadSettingsExitTwo) {
                     "mm_cid.scan_batch=0"}, "mm_cid.scan_batch");
   expect_bad_input({"run", "hog", "--machine", "small4", "--kernel", "6.18", "--set", "mm_cid=batched",
                     "--set", "mm_cid.scan_batch=5"}, "mm_cid.scan_batch: must be in 1..4");
+  expect_bad_input({"run", "hog", "--set", "mm_cid.sample_ms=1001"},
+                   "mm_cid.sample_ms: must be an integer in 0..1000 (got '1001')");
 }
 
 TEST(Cli, AMalformedScenarioFileIsRejectedNamingTheFile) {

@@ -152,6 +152,35 @@ TEST(Machine, EveryBuiltInProfileSetsEveryCostWithAComment) {
   }
 }
 
+// The CPU-count sweep profiles (machines/xeon128, xeon1024, epyc2048.toml; files, not
+// built-ins) load with the topology Linux would build and set every cost with a comment.
+TEST(Machine, SweepProfilesHave128_1024And2048CpusWithSmtAndTheirLlcs) {
+  const char* src = std::getenv("SCHEDLAB_SOURCE_DIR");
+  if (src == nullptr) GTEST_SKIP() << "SCHEDLAB_SOURCE_DIR not set";
+  struct Want { const char* name; int cpus, sockets, llcs; };
+  for (const Want& w : {Want{"xeon128", 128, 2, 2}, Want{"xeon1024", 1024, 16, 16},
+                        Want{"epyc2048", 2048, 8, 64}}) {
+    SCOPED_TRACE(w.name);
+    const std::string path = std::string(src) + "/machines/" + w.name + ".toml";
+    Machine m = load(path);
+    EXPECT_EQ(m.topo.nr_cpus, w.cpus);
+    EXPECT_EQ(m.topo.nr_llcs(), w.llcs);
+    EXPECT_EQ(*std::max_element(m.topo.socket_of.begin(), m.topo.socket_of.end()) + 1, w.sockets);
+    EXPECT_EQ(m.topo.core_of[static_cast<size_t>(w.cpus / 2)], 0);  // split SMT numbering
+    std::ifstream f(path);
+    std::string line;
+    bool in_costs = false;
+    int costs = 0;
+    while (std::getline(f, line)) {
+      if (!line.empty() && line[0] == '[') in_costs = line == "[costs]";
+      if (!in_costs || line.find(" = ") == std::string::npos || line[0] == '#') continue;
+      ++costs;
+      EXPECT_NE(line.find('#'), std::string::npos) << line;
+    }
+    EXPECT_EQ(costs, static_cast<int>(cost_keys().size()));
+  }
+}
+
 // Guards the build: the embedded copies must be the files in machines/ (SCHEDLAB_SOURCE_DIR
 // is set by schedlab_test()).
 TEST(Machine, EmbeddedProfilesAreTheFilesInMachinesDir) {

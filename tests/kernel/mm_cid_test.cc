@@ -107,6 +107,48 @@ TEST(MmCid, RunningThreadsHaveDistinctIdsBelowTheThreadAndCpuCounts) {
   }
 }
 
+// 6.14+ (max_nr_cid = min(CPUs allowed, mm_users)) and 6.19: IDs stay below the thread count
+// even when the threads keep moving. A second process's threads take the CPUs in random bursts,
+// so the three threads mostly wake on a CPU other than their last one (migrate_from/to on every
+// such wakeup): a cid left behind must be handed over or freed, not kept beside a new one.
+TEST(MmCid, IdsStayBelowTheThreadCountWhileThreadsMigrate) {
+  for (const Impl& impl : kImpls) {
+    if (impl.version == kernel::KernelVersion::V6_12) continue;  // 6.4 .. 6.13: below CPUs only
+    SCOPED_TRACE(impl.name);
+    const int cpus = 8, threads = 3;
+    Sim s(flat_machine(cpus), config(impl.version, impl.impl));
+    uint32_t max_seen = 0;
+    int reads = 0;
+    for (int i = 0; i < threads; ++i)
+      s.spawn({}, [&](user::Thread& t) -> user::Program {
+        for (;;) {
+          const int64_t run = 20 * kUs + static_cast<int64_t>(t.rng().next_u64() % (200 * kUs));
+          co_await t.compute(run);
+          max_seen = std::max(max_seen, t.rseq()->mm_cid);
+          ++reads;
+          const int64_t sleep = 20 * kUs + static_cast<int64_t>(t.rng().next_u64() % (300 * kUs));
+          co_await t.nanosleep(sleep);
+        }
+      });
+    const int test_tgid = s.tgid;
+    s.tgid = s.k->create_process("noise");
+    for (int i = 0; i < cpus; ++i) s.spawn({}, churn);
+    s.tgid = test_tgid;
+    int migrations_before = 0;
+    s.k->start();
+    for (sim::Time t = 50 * kUs; t <= 300 * kMs; t += 50 * kUs) {
+      s.engine.run_until(t);
+      for (uint32_t c : running_cids(s)) ASSERT_LT(c, static_cast<uint32_t>(threads)) << "at " << t;
+    }
+    for (const auto& p : s.k->tasks())
+      if (p->tgid == test_tgid) migrations_before += static_cast<int>(p->stats.nr_migrations);
+    s.k->finish(300 * kMs);
+    EXPECT_GT(reads, 1000);
+    EXPECT_GT(migrations_before, 300);  // the threads did move
+    EXPECT_LT(max_seen, static_cast<uint32_t>(threads));
+  }
+}
+
 // After the other threads exit, a survivor that held a high ID reads 0 from its rseq area
 // within about a second (the selftest mm_cid_compaction_test's rule): by the 100 ms scan
 // (lazy, batched) or at its next switch-in (owner). The survivor busy-loops 5 ms between
@@ -274,6 +316,9 @@ TEST(MmCid, SettingsRejectUnknownNamesAndImpossibleCombinations) {
             "mm_cid: unknown implementation 'eager' (choose default, off, lazy, batched, owner)");
   EXPECT_EQ(kernel::set_config_key(&cfg, "mm_cid.scan_batch", "0"),
             "mm_cid.scan_batch: must be an integer from 1 to the CPU count (got '0')");
+  EXPECT_EQ(kernel::set_config_key(&cfg, "mm_cid.sample_ms", "1001"),
+            "mm_cid.sample_ms: must be an integer in 0..1000 (got '1001')");
+  EXPECT_EQ(kernel::set_config_key(&cfg, "mm_cid.sample_ms", "10"), "");
   EXPECT_EQ(kernel::set_config_key(&cfg, "mm_cid", "batched"), "");
   EXPECT_EQ(kernel::validate_config(cfg), "");
   // The default batch (8) fits any machine: on fewer CPUs a pass is one batch.
@@ -351,5 +396,134 @@ TEST(MmCid, ARunningThreadsIdIsNeverHandedToAnother) {
     }
     EXPECT_EQ(s.k->mm_cid_ops->task_mm_cid(&s.k->cpu_rq(1), &s.task(hog)), hog_cid);
     s.k->finish(350 * kMs);
+  }
+}
+
+// ---- Metrics (mm_cid.sample_ms > 0): kernel::mm_cid_snapshot(). ----
+
+namespace {
+kernel::KernelConfig sampled(kernel::KernelVersion v, kernel::MmCid impl, int batch, int sample_ms) {
+  kernel::KernelConfig cfg = config(v, impl, batch);
+  cfg.mm_cid_sample_ms = sample_ms;
+  return cfg;
+}
+}  // namespace
+
+// Without mm_cid.sample_ms nothing is measured (and no sampler event is added).
+TEST(MmCidMetrics, OffUnlessSampled) {
+  Sim s(flat_machine(4), config(kernel::KernelVersion::V6_18, kernel::MmCid::Lazy));
+  for (int i = 0; i < 4; ++i) s.spawn({}, churn);
+  s.run(300 * kMs);
+  EXPECT_FALSE(kernel::mm_cid_snapshot(*s.k).on);
+}
+
+// Batched: every call costs one batch; a pass is its batches plus the gaps between them, and
+// each pass has (CPUs / batch) - 1 gaps.
+TEST(MmCidMetrics, BatchedCallsPassesAndGaps) {
+  const int cpus = 16, batch = 4;
+  Sim s(flat_machine(cpus), sampled(kernel::KernelVersion::V6_18, kernel::MmCid::Batched, batch, 10));
+  for (int i = 0; i < 6; ++i) s.spawn({}, churn);
+  s.run(1000 * kMs);
+  const kernel::mm_cid_report r = kernel::mm_cid_snapshot(*s.k);
+  ASSERT_TRUE(r.on);
+  const int64_t cost = s.k->machine().costs.mm_cid_scan_cpu_ns;
+  EXPECT_EQ(r.scan_call_ns.summary().count, r.scan_calls);
+  EXPECT_EQ(r.scan_call_ns.summary().max, batch * cost);
+  EXPECT_EQ(r.pass_ns.summary().count, r.passes);
+  EXPECT_GE(r.passes, 8u);
+  EXPECT_GE(r.pass_gap_ns.summary().count, r.passes * (cpus / batch - 1));
+  EXPECT_LE(r.pass_gap_ns.summary().count, (r.passes + 1) * (cpus / batch - 1));
+  // A pass takes its four batches' work and the three gaps between them.
+  EXPECT_GE(r.pass_ns.summary().min, cpus * cost);
+  EXPECT_GT(r.pass_ns.summary().max, r.pass_gap_ns.summary().min);
+  EXPECT_EQ(r.samples, 100u);  // at 10, 20, ... 1000 ms
+  EXPECT_GT(r.user_cid.summary().count, 100u);
+  EXPECT_LT(r.user_cid.summary().max, 6);  // below min(6 threads, 16 CPUs)
+}
+
+// The original scan: one call is one whole pass, so passes and calls match and there are no
+// gaps.
+TEST(MmCidMetrics, LazyCallIsAWholePass) {
+  const int cpus = 8;
+  Sim s(flat_machine(cpus), sampled(kernel::KernelVersion::V6_18, kernel::MmCid::Lazy, 8, 10));
+  for (int i = 0; i < 6; ++i) s.spawn({}, churn);
+  s.run(1000 * kMs);
+  const kernel::mm_cid_report r = kernel::mm_cid_snapshot(*s.k);
+  EXPECT_EQ(r.pass_ns.summary().count, r.scan_calls);
+  EXPECT_EQ(r.pass_ns.summary().max, cpus * s.k->machine().costs.mm_cid_scan_cpu_ns);
+  EXPECT_EQ(r.pass_gap_ns.summary().count, 0u);
+}
+
+// An RT thread that wakes while its CPU runs a scan (in another process's thread, on its way
+// back to user space) waits for the scan to end: that wait is recorded, at most one call long.
+// A scan made long (50 us per CPU, 400 us a call) so the overlap is certain.
+TEST(MmCidMetrics, AnRtWakeupDuringAScanRecordsTheLatencyItAdded) {
+  hw::Machine m = flat_machine(8);
+  m.costs.mm_cid_scan_cpu_ns = 50 * kUs;
+  Sim s(m, sampled(kernel::KernelVersion::V6_18, kernel::MmCid::Lazy, 8, 10));
+  kernel::TaskAttr on0;
+  on0.cpus = {0};
+  for (int i = 0; i < 2; ++i)  // busy threads of the scanned process on CPU 0: ticks find them
+    s.spawn(on0, [](user::Thread& t) -> user::Program {
+      for (;;) {
+        co_await t.compute(3 * kMs);
+        co_await t.nanosleep(50 * kUs);
+      }
+    });
+  const int test_tgid = s.tgid;
+  s.tgid = s.k->create_process("rt");
+  kernel::TaskAttr rt = on0;
+  rt.policy = SCHED_FIFO;
+  rt.rt_priority = 90;
+  s.spawn(rt, [](user::Thread& t) -> user::Program {
+    for (;;) {
+      co_await t.compute(5 * kUs);
+      co_await t.nanosleep(37 * kUs);  // a period prime to the tick: wakeups land everywhere
+    }
+  });
+  s.tgid = test_tgid;
+  s.run(1000 * kMs);
+  const kernel::mm_cid_report r = kernel::mm_cid_snapshot(*s.k);
+  ASSERT_GT(r.scan_calls, 3u);
+  EXPECT_GT(r.rt_wait_added_ns.summary().count, 0u);
+  EXPECT_GT(r.rt_wait_added_ns.summary().max, 0);
+  EXPECT_LE(r.rt_wait_added_ns.summary().max, 8 * 50 * kUs);
+}
+
+// After a burst of threads exits, the survivor's ID comes back below the thread count: the
+// series of the highest ID shown ends at 0, and the convergence time is recorded, within the
+// 100 ms scan period plus the survivor's next return to user space. One thread pinned per
+// CPU; the survivor is the first with an ID >= CPUs / 2 (the selftest's election).
+TEST(MmCidMetrics, ConvergenceAfterABurstIsRecorded) {
+  for (const Impl& impl : kImpls) {
+    SCOPED_TRACE(impl.name);
+    const int cpus = 8;
+    Sim s(flat_machine(cpus), sampled(impl.version, impl.impl, 8, 5));
+    kernel::UserWord token;
+    for (int i = 0; i < cpus; ++i) {
+      kernel::TaskAttr a;
+      a.cpus = {i};
+      s.spawn(a, [&token](user::Thread& t) -> user::Program {
+        for (int r = 0; r < 10; ++r) {
+          co_await t.compute(5 * kMs);
+          co_await t.nanosleep(1 * kMs);
+        }
+        if (t.rseq()->mm_cid < cpus / 2 || !t.cmpxchg(&token, 0, 1)) co_return;
+        for (int r = 0; r < 100; ++r) {
+          co_await t.compute(5 * kMs);
+          co_await t.nanosleep(1 * kMs);
+        }
+      });
+    }
+    s.run(600 * kMs);
+    const kernel::mm_cid_report r = kernel::mm_cid_snapshot(*s.k);
+    ASSERT_EQ(r.processes.size(), 1u);
+    const kernel::mm_cid_process_report& p = r.processes[0];
+    EXPECT_EQ(p.threads_max, cpus);
+    EXPECT_GE(p.max_cid, cpus / 2);
+    ASSERT_FALSE(p.series.empty());
+    EXPECT_EQ(p.series.back(), 0);
+    EXPECT_EQ(r.converge_ns.summary().count, 1u);
+    EXPECT_LT(r.converge_ns.summary().max, 250 * kMs);
   }
 }

@@ -155,3 +155,31 @@ TEST(Wakeup, WakeupPickNextEntityIsABoolSettingRefusedOn612) {
   old.wakeup_pick_next_entity = true;
   EXPECT_NE(kernel::validate_config(old).find("wakeup_pick_next_entity"), std::string::npos);
 }
+
+// ttwu_queue_wakelist() -> __smp_call_single_queue(): llist_add() reports whether the
+// target's call_single_queue was empty, and only then is the IPI sent; later wakeups to the
+// same CPU ride on it. A waker that wakes eight sleepers pinned to one idle CPU with one
+// futex_wake() pays eight ttwu bodies and one IPI send, not eight.
+TEST(Wakeup, QueuedWakeupsToOneCpuShareOneIpi) {
+  Sim s(flat_machine(4), kernel::default_config(kernel::KernelVersion::V6_18));
+  kernel::UserWord w;
+  kernel::TaskAttr on1;
+  on1.cpus = {1};
+  for (int i = 0; i < 8; ++i)
+    s.spawn(on1, [&w](user::Thread& t) -> user::Program { co_await t.futex_wait(&w, 0); });
+  kernel::TaskAttr on0;
+  on0.cpus = {0};
+  sim::Time before = 0, after = 0;
+  int64_t woken = 0;
+  s.spawn(on0, [&](user::Thread& t) -> user::Program {
+    co_await t.nanosleep(sim::kNsecPerMsec);  // the sleepers are waiting by then
+    before = t.now();
+    woken = co_await t.futex_wake(&w, 100);
+    after = t.now();
+  });
+  s.run(5 * sim::kNsecPerMsec);
+  ASSERT_EQ(woken, 8);
+  const hw::Costs& c = s.k->machine().costs;
+  const sim::Time want = c.syscall_entry_ns + 8 * c.ttwu_ns + c.ipi_send_ns + c.syscall_exit_ns;
+  EXPECT_EQ(after - before, want);
+}

@@ -98,6 +98,16 @@ TEST(RunnerCli, BadInputExitsTwoWithOneLineNamingTheParameter) {
   expect_bad_input({"nosuchworkload"}, "unknown workload");
 }
 
+// The mm_cid selftest mode checks its own options before it forks anything.
+TEST(RunnerCli, MmCidCompactionTestBadInputExitsTwoNamingTheOption) {
+  expect_bad_input({"mm_cid_compaction_test", "--runs", "0"}, "--runs: must be in 1..10000 (got 0)");
+  expect_bad_input({"mm_cid_compaction_test", "--checks", "0"}, "--checks");
+  expect_bad_input({"mm_cid_compaction_test", "--period", "0ms"}, "--period: must be > 0");
+  expect_bad_input({"mm_cid_compaction_test", "--busy", "soon"}, "--busy");
+  expect_bad_input({"mm_cid_compaction_test", "--cpus", "0-"}, "--cpus");
+  expect_bad_input({"mm_cid_compaction_test", "--threads", "2"}, "--threads");
+}
+
 TEST(RunnerCli, DurationsNeedTheirUnit) {
   // A bare number is refused, as everywhere in schedlab: "5" is not read as 5 s.
   expect_bad_input({"extend-sched2", "--duration", "5"},

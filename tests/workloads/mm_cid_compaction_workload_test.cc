@@ -110,3 +110,25 @@ TEST(WorkloadMmCidCompactionTest, BadParametersAreNamed) {
 }
 
 }  // namespace
+
+// With mm_cid.sample_ms the results carry the scan's latencies, the sampled IDs and the
+// process's highest ID over time (scenario/collect.cc from kernel::mm_cid_snapshot()); without
+// it, none of them.
+TEST(WorkloadMmCidCompactionTest, SampledRunsReportTheScanAndTheIdsUserSpaceSaw) {
+  const report::Results r = run({"kernel=6.18", "mm_cid=batched", "mm_cid.sample_ms=10"});
+  std::vector<std::string> names;
+  for (const report::LatencySummary& l : r.latencies) names.push_back(l.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"mm_cid.scan_call", "mm_cid.rt_wait_added", "mm_cid.pass",
+                                             "mm_cid.pass_gap", "mm_cid.converge"}));
+  EXPECT_GT(metric(r, "mm_cid.scan_calls"), 0);
+  EXPECT_GE(metric(r, "mm_cid.passes"), 1);
+  EXPECT_EQ(metric(r, "mm_cid_compaction_test.mm_cid_max"), 3);  // 4 threads on small4
+  bool series = false;
+  for (const std::string& n : r.notices)
+    series |= n.rfind("mm_cid: mm_cid_compaction_test (tgid ", 0) == 0 &&
+              n.find("up to 4 threads): highest mm_cid shown, per 10 ms: 3 3") != std::string::npos;
+  EXPECT_TRUE(series);
+  const report::Results plain = run({"kernel=6.18", "mm_cid=batched"});
+  EXPECT_TRUE(plain.latencies.empty());
+  EXPECT_EQ(plain.metric("mm_cid.scan_calls"), nullptr);
+}
