@@ -70,6 +70,10 @@ int do_list(const std::string& what) {
                "                   true | false: ksoftirqd threads exist, boot option threadirqs,\n"
                "                   CONFIG_IRQ_TIME_ACCOUNTING, PREEMPT_RT softirq handling, the\n"
                "                   latency_sensi_flag patch (default false; docs/model.md)\n"
+               "  softirq.napi_threaded true | false: every NAPI polls in its napi/<dev>-<id>\n"
+               "                   kthread, not in NET_RX (default false; docs/softirq.md)\n"
+               "  softirq.netdev_budget packets per net_rx_action() (default 300; 1..1000000)\n"
+               "  softirq.netdev_budget_usecs its time limit in us (default 2 jiffies; 0..10000000)\n"
                "  sched_feat.NAME  true | false (defaults of 7.0; other versions noted where they differ):\n";
   // Defaults of 7.0, with the versions whose default differs.
   const kernel::KernelVersion versions[] = {kernel::KernelVersion::V6_12, kernel::KernelVersion::V6_18};

@@ -242,13 +242,28 @@ std::string set_config_key(KernelConfig* cfg, const std::string& key, const std:
     cfg->mm_cid_scan_batch = static_cast<int>(n);
     return "";
   }
+  if (key == "softirq.netdev_budget") {
+    // net.core.netdev_budget (proc_dointvec; 0 would end every pass before its first poll).
+    if (!parse_int(value, &n) || n < 1 || n > 1000000)
+      return "softirq.netdev_budget: must be an integer in 1..1000000 (got '" + value + "')";
+    cfg->softirq.netdev_budget = static_cast<int>(n);
+    return "";
+  }
+  if (key == "softirq.netdev_budget_usecs") {
+    // net.core.netdev_budget_usecs (proc_dointvec_minmax, extra1 = SYSCTL_ZERO).
+    if (!parse_int(value, &n) || n < 0 || n > 10000000)
+      return "softirq.netdev_budget_usecs: must be an integer in 0..10000000 (got '" + value + "')";
+    cfg->softirq.netdev_budget_usecs = static_cast<int>(n);
+    return "";
+  }
   if (key.rfind("softirq.", 0) == 0) {
     bool* fields[] = {&cfg->softirq.ksoftirqd, &cfg->softirq.irq_time_accounting,
                       &cfg->softirq.threadirqs, &cfg->softirq.preempt_rt,
-                      &cfg->softirq.latency_sensi_flag};
+                      &cfg->softirq.latency_sensi_flag, &cfg->softirq.napi_threaded};
     const char* names[] = {"softirq.ksoftirqd", "softirq.irq_time_accounting",
-                           "softirq.threadirqs", "softirq.preempt_rt", "softirq.latency_sensi_flag"};
-    for (int i = 0; i < 5; ++i) {
+                           "softirq.threadirqs", "softirq.preempt_rt", "softirq.latency_sensi_flag",
+                           "softirq.napi_threaded"};
+    for (int i = 0; i < 6; ++i) {
       if (key != names[i]) continue;
       if (!parse_bool(value, fields[i])) return key + ": expected true or false (got '" + value + "')";
       return "";

@@ -6,6 +6,8 @@
 #include <cassert>
 
 #include "kernel/cpu_exec.h"
+#include "kernel/net/dev.h"
+#include "kernel/net/nic.h"
 #include "kernel/slice_ext.h"
 #include "kernel/softirq.h"
 #include "kernel/task_shared.h"

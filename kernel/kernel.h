@@ -108,6 +108,8 @@ class Kernel {
   const struct slice_ext_ops* slice_ops = nullptr;  // selected once from cfg_.slice_ext.abi
   const struct mm_cid_ops* mm_cid_ops = nullptr;    // selected once from cfg_.mm_cid
   const struct softirq_ops* softirq_ops = nullptr;  // selected once from cfg_.softirq
+  int kthreadd_tgid = 0;                            // the kernel threads' process, once created
+  std::unique_ptr<struct net_state> net;            // network devices (kernel/net/), if any
   sim::Rng rng;                                     // the kernel's own draws (rseq_miss)
   sim::UniformInt timer_irq_jitter;                 // uniform(0, costs.timer_irq_jitter_ns)
   // Divides by costs.smt_slowdown_permille without a 64-bit divide: settle_user() converts
