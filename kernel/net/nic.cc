@@ -132,7 +132,7 @@ int netdev_add(Kernel* k, const NicRxQueueAttr& a) {
     f->rng = sim::Rng(k->cfg_.seed, kNetFlowStream + static_cast<uint64_t>(index) * 4096 + i);
     f->timer.ctx = f.get();
     f->timer.fn = net_flow_fn;
-    k->engine()->arm(&f->timer, a.start + static_cast<sim::Time>(f->rng.exponential(f->mean_gap_ns)));
+    k->engine()->arm(&f->timer, a.start);  // the first burst at the start, then Poisson
     d->flows.push_back(std::move(f));
   }
   net->devs.push_back(std::move(d));

@@ -30,7 +30,7 @@ struct NicRxQueueAttr {
   int irq_cpu = 0;        // smp_affinity of the queue's interrupt (flow director: one CPU)
   int ring_size = 1024;   // RX descriptors (ethtool -G rx)
   std::vector<NetFlowAttr> flows;
-  sim::Time start = 0;    // first arrivals
+  sim::Time start = 0;    // each flow's first burst
   sim::Time end = 0;      // no arrivals from then on (0 = none until the run ends)
 };
 
