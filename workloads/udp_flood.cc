@@ -88,6 +88,8 @@ class UdpFlood : public Workload {
     const int ring = p.get_int_in("ring", -1000000, 1000000);
     const int burst = p.get_int_in("burst", 1, 65536);
     const int64_t think = p.get_ns("think");
+    const int64_t rx_usecs = p.get_ns("rx_usecs");
+    const bool first = p.get_bool("sender");
     const bool flag = p.get_bool("sender_flag");
     const bool second = p.get_bool("second_sender");
     const bool second_flag = p.get_bool("second_sender_flag");
@@ -101,11 +103,13 @@ class UdpFlood : public Workload {
     if (ring < 1) return "ring: must be >= 1 descriptors (got " + std::to_string(ring) + ")";
     if (think < 0) return "think: must be >= 0 (got '" + p.get("think") + "')";
     if (second_flag && !second) return "second_sender_flag: needs second_sender=true";
+    if (flag && !first) return "sender_flag: needs sender=true";
     if (!k.config().softirq.ksoftirqd)
       return "softirq.ksoftirqd: udp-flood needs the ksoftirqd threads (set softirq.ksoftirqd=true)";
     kernel::NicRxQueueAttr nic;
     nic.irq_cpu = cpu_;
     nic.ring_size = ring;
+    nic.rx_usecs_ns = rx_usecs;
     if (std::string e = parse_flows(p.get("flows"), rate, burst, &nic.flows); !e.empty()) return e;
     if (std::string e = kernel::validate_nic_attr(k, nic); !e.empty()) return e;
     kernel::TaskAttr attr;
@@ -117,8 +121,8 @@ class UdpFlood : public Workload {
     if (std::string e = spawn_background(k, seed); !e.empty()) return e;
     dev_ = kernel::netdev_add(&k, nic);
     const int tgid = k.create_process("udp-flood");
-    const int n = second ? 2 : 1;
-    for (int i = 0; i < n; ++i) {
+    for (int i = 0; i < 2; ++i) {
+      if (!(i == 0 ? first : second)) continue;
       Sender& s = senders_[i];
       s.think = think;
       s.kernel_ns = k.machine().costs.udp_sendto_ns;
@@ -128,7 +132,6 @@ class UdpFlood : public Workload {
       th->start(sender_program(*th, &s));
       s.pid = k.create_thread(tgid, attr, std::move(th));
     }
-    nsenders_ = n;
     if (hog) {
       const int htgid = k.create_process("hog");
       kernel::TaskAttr h;
@@ -136,7 +139,7 @@ class UdpFlood : public Workload {
       h.cpus = {cpu_};
       auto th = std::make_unique<user::Thread>(&k, sim::Rng(seed, 100));
       th->start(hog_program(*th));
-      k.create_thread(htgid, h, std::move(th));
+      hog_pid_ = k.create_thread(htgid, h, std::move(th));
     }
     return "";
   }
@@ -146,8 +149,9 @@ class UdpFlood : public Workload {
     auto put = [&](const std::string& name, double v, const std::string& unit, const std::string& help) {
       r->metrics.push_back({name, v, unit, help});
     };
-    for (int i = 0; i < nsenders_; ++i) {
+    for (int i = 0; i < 2; ++i) {
       const Sender& s = senders_[i];
+      if (s.pid == 0) continue;
       const kernel::SoftirqTaskStats st = kernel::softirq_task_stats(k, s.pid);
       const std::string who = i == 0 ? "sender" : "sender2";
       const double run = static_cast<double>(st.run_ns);
@@ -159,6 +163,12 @@ class UdpFlood : public Workload {
       put(who + "_sendto_per_second", static_cast<double>(s.calls) / secs, "calls/s",
           "sendto() calls the " + who + " completed per second");
       r->latencies.push_back(latency_summary(who + "_sendto", s.latency));
+    }
+    if (hog_pid_ != 0) {
+      const kernel::SoftirqTaskStats st = kernel::softirq_task_stats(k, hog_pid_);
+      put("hog_cpu_seconds", static_cast<double>(st.run_ns) / 1e9, "s", "the hog's run time");
+      put("hog_softirq_seconds", static_cast<double>(st.softirq_ns) / 1e9, "s",
+          "softirq work run on top of the hog (its hardirq exits)");
     }
     const kernel::NetRxStats& nst = kernel::netdev_rx_stats(k, dev_);
     double total = 0;
@@ -173,6 +183,7 @@ class UdpFlood : public Workload {
         "packets polled off the ring");
     put("packets_dropped_per_second", static_cast<double>(nst.packets_dropped) / secs, "packets/s",
         "packets dropped because the ring was full");
+    put("irqs_per_second", static_cast<double>(nst.irqs) / secs, "1/s", "receive interrupts raised");
     put("packets_drop_share",
         nst.packets_arrived ? static_cast<double>(nst.packets_dropped) / static_cast<double>(nst.packets_arrived) : 0,
         "share", "dropped / arrived");
@@ -194,7 +205,7 @@ class UdpFlood : public Workload {
       "in the forced-threaded interrupt handler", "in the threaded NAPI kthread"};
   int cpu_ = 0;
   int dev_ = 0;
-  int nsenders_ = 0;
+  int hog_pid_ = 0;
   Sender senders_[2];
 };
 
@@ -208,7 +219,9 @@ WorkloadInfo udp_flood_workload() {
            {"flows", "4", "N flows sharing rate, or flows 'rate:<pps>[/burst:<n>];...'"},
            {"burst", "1", "packets per burst (bursts arrive as a Poisson process)"},
            {"ring", "1024", "RX ring descriptors; a full ring drops"},
+           {"rx_usecs", "0", "interrupt coalescing: at most one interrupt per this time (ethtool -C rx-usecs)"},
            {"think", "0", "user time between two sendto() calls"},
+           {"sender", "true", "the test program: a sendto() loop on the CPU"},
            {"sender_flag", "false", "the test program sets latency_sensi_flag (needs the patch)"},
            {"second_sender", "false", "a second sendto() loop on the CPU"},
            {"second_sender_flag", "false", "the second sender sets the flag"},

@@ -29,6 +29,7 @@ void nic_interrupt(net_device* d, sim::Time now) {
   Kernel* k = d->k;
   rq* rq = k->rq_of(d->irq_cpu);
   d->stats.irqs++;
+  d->last_irq = now;
   irqentry_enter(rq, now);
   if (d->irq_thread) {
     d->irq_thread_pending = true;  // __irq_wake_thread()
@@ -39,6 +40,19 @@ void nic_interrupt(net_device* d, sim::Time now) {
   }
   irqentry_exit(rq);
 }
+
+// Packets are on the ring and the interrupt is unmasked: raise it, or once the coalescing
+// interval since the last one has passed.
+void nic_maybe_interrupt(net_device* d, sim::Time now) {
+  if (d->napi.sched || d->irq_thread_pending || d->count == 0) return;
+  if (d->coalesce_ns > 0 && d->last_irq >= 0 && now < d->last_irq + d->coalesce_ns) {
+    if (!d->coalesce_timer.armed) d->k->engine()->arm(&d->coalesce_timer, d->last_irq + d->coalesce_ns);
+    return;
+  }
+  nic_interrupt(d, now);
+}
+
+void nic_coalesce_fn(sim::Timer* t, sim::Time now) { nic_maybe_interrupt(static_cast<net_device*>(t->ctx), now); }
 
 // A burst of a flow reaches the NIC: onto the ring while there is room, dropped after; the
 // interrupt fires unless it is masked (NAPI scheduled, or the thread not yet run).
@@ -57,7 +71,7 @@ void net_flow_fn(sim::Timer* t, sim::Time now) {
   }
   const sim::Time next = now + 1 + static_cast<sim::Time>(f->rng.exponential(f->mean_gap_ns));
   if (d->end == 0 || next < d->end) d->k->engine()->arm(t, next);
-  if (!d->napi.sched && !d->irq_thread_pending) nic_interrupt(d, now);
+  nic_maybe_interrupt(d, now);
 }
 
 // irq_thread() -> irq_forced_thread_fn(): local_bh_disable(); the driver's handler;
@@ -85,6 +99,8 @@ std::string validate_nic_attr(const Kernel& k, const NicRxQueueAttr& a) {
   if (a.irq_cpu < 0 || a.irq_cpu >= k.nr_cpus())
     return "irq_cpu: CPU " + std::to_string(a.irq_cpu) + " does not exist (the machine has " +
            std::to_string(k.nr_cpus()) + ")";
+  if (a.rx_usecs_ns < 0 || a.rx_usecs_ns > 1000000000)
+    return "rx_usecs: must be in 0..1s (got " + std::to_string(a.rx_usecs_ns) + " ns)";
   if (a.ring_size < 1 || a.ring_size > 1 << 20)
     return "ring_size: must be in 1..1048576 (got " + std::to_string(a.ring_size) + ")";
   for (const NetFlowAttr& f : a.flows) {
@@ -105,6 +121,9 @@ int netdev_add(Kernel* k, const NicRxQueueAttr& a) {
   d->name = a.name;
   d->irq_cpu = a.irq_cpu;
   d->end = a.end;
+  d->coalesce_ns = a.rx_usecs_ns;
+  d->coalesce_timer.ctx = d.get();
+  d->coalesce_timer.fn = nic_coalesce_fn;
   d->ring.assign(static_cast<size_t>(a.ring_size), 0);
   d->napi.dev = d.get();
   d->napi.napi_id = 8192 + index;  // napi_hash_add(): ids start above NR_CPUS (MIN_NAPI_ID)

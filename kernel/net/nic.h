@@ -32,6 +32,9 @@ struct NicRxQueueAttr {
   std::vector<NetFlowAttr> flows;
   sim::Time start = 0;    // each flow's first burst
   sim::Time end = 0;      // no arrivals from then on (0 = none until the run ends)
+  // Interrupt coalescing (ethtool -C rx-usecs): an unmasked queue raises its interrupt no
+  // sooner than this after the previous one. 0 = at the first packet.
+  sim::Time rx_usecs_ns = 0;
 };
 
 // What the layers above read of one receive queue (a snapshot, by reference; valid while
@@ -61,6 +64,9 @@ struct net_device {
   std::string name;
   int irq_cpu = 0;
   sim::Time end = 0;
+  sim::Time coalesce_ns = 0;
+  sim::Time last_irq = -1;
+  sim::Timer coalesce_timer;          // the held-back interrupt
   napi_struct napi;
   std::vector<sim::Time> ring;  // arrival time of each packet on the ring
   size_t head = 0, count = 0;

@@ -36,6 +36,8 @@ kernel::NicRxQueueAttr one_burst(int packets, sim::Time at, int ring = 4096) {
   return a;
 }
 
+uint64_t d_on_ring(const Sim& s, int dev) { return s.k->net->devs[static_cast<size_t>(dev)]->count; }
+
 const kernel::softnet_data& sd(const Sim& s, int cpu) { return s.k->net->sd[static_cast<size_t>(cpu)]; }
 
 }  // namespace
@@ -242,4 +244,20 @@ TEST(Napi, BadValuesAreRejectedNamingTheParameter) {
   EXPECT_NE(kernel::validate_nic_attr(*s.k, a).find("irq_cpu"), std::string::npos);
   a.irq_cpu = 1;
   EXPECT_EQ(kernel::validate_nic_attr(*s.k, a), "");
+}
+
+// Interrupt coalescing (rx-usecs): an unmasked queue waits until rx_usecs after its last
+// interrupt, so 100 kpps for 10 ms give at most one interrupt per 50 us.
+TEST(Napi, RxUsecsCoalescesInterrupts) {
+  Sim s(exact_timers(flat_machine(1)), net_cfg());
+  kernel::NicRxQueueAttr a;
+  a.flows = {{100000.0, 1}};
+  a.rx_usecs_ns = 50 * kUs;
+  const int dev = kernel::netdev_add(s.k.get(), a);
+  s.run(10 * kMs);
+  const kernel::NetRxStats& st = kernel::netdev_rx_stats(*s.k, dev);
+  EXPECT_LE(st.irqs, 201u);
+  EXPECT_GE(st.irqs, 150u);
+  EXPECT_GT(st.packets_received, 900u);
+  EXPECT_EQ(st.packets_received + d_on_ring(s, dev), st.packets_arrived);
 }
