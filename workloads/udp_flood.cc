@@ -85,7 +85,7 @@ class UdpFlood : public Workload {
  public:
   std::string setup(kernel::Kernel& k, const Params& p, uint64_t seed) override {
     cpu_ = p.get_int_in("cpu", 0, k.nr_cpus() - 1);
-    const int ring = p.get_int_in("ring", -1000000, 1000000);
+    const int ring = p.get_int_in("ring", 0, 1048576);
     const int burst = p.get_int_in("burst", 1, 65536);
     const int64_t think = p.get_ns("think");
     const int64_t rx_usecs = p.get_ns("rx_usecs");
