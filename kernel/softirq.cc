@@ -16,7 +16,7 @@
 
 #include "kernel/cpu_exec.h"
 #include "kernel/entry/common.h"
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/syscalls.h"
 
 namespace kernel {
@@ -287,7 +287,7 @@ void softirq_device_irq(rq* rq, sim::Time now, int nr, sim::Time work_ns, sim::T
   irqentry_exit(rq);
 }
 
-task_struct* kthread_create(Kernel* k, TaskAttr attr, void (*fn)(rq* rq, task_struct* p)) {
+task_struct* kthread_create(KernelImpl* k, TaskAttr attr, void (*fn)(rq* rq, task_struct* p)) {
   if (k->kthreadd_tgid == 0) k->kthreadd_tgid = k->create_process("kthreadd");
   attr.preexisting = true;
   k->create_thread(k->kthreadd_tgid, attr, std::make_unique<KthreadContext>(), 0);
@@ -298,7 +298,7 @@ task_struct* kthread_create(Kernel* k, TaskAttr attr, void (*fn)(rq* rq, task_st
   return p;
 }
 
-void spawn_ksoftirqd(Kernel* k) {
+void spawn_ksoftirqd(KernelImpl* k) {
   for (int cpu = 0; cpu < k->nr_cpus(); ++cpu) {
     TaskAttr attr;
     attr.comm = "ksoftirqd/" + std::to_string(cpu);
@@ -307,7 +307,7 @@ void spawn_ksoftirqd(Kernel* k) {
   }
 }
 
-SoftirqTaskStats softirq_task_stats(const Kernel& k, int pid) {
+SoftirqTaskStats softirq_task_stats(const KernelImpl& k, int pid) {
   SoftirqTaskStats st;
   for (const auto& t : k.tasks()) {
     if (t->pid != pid) continue;
@@ -323,7 +323,7 @@ SoftirqTaskStats softirq_task_stats(const Kernel& k, int pid) {
   return st;
 }
 
-SoftirqCpuStats softirq_cpu_stats(const Kernel& k, int cpu) {
+SoftirqCpuStats softirq_cpu_stats(const KernelImpl& k, int cpu) {
   const softirq_cpu& s = k.cpu_rq(cpu).softirq;
   SoftirqCpuStats st;
   st.ns = s.ns;

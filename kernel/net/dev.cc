@@ -11,7 +11,7 @@
 
 #include "kernel/cpu_exec.h"
 #include "kernel/entry/common.h"
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/net/nic.h"
 #include "kernel/softirq.h"
 
@@ -47,7 +47,7 @@ int napi_poll(napi_struct* n, sim::Time at, int ctx, std::vector<napi_struct*>* 
 // net_rx_action(): the NET_RX softirq action, run by a pass at clock point `at`; returns the
 // time it took.
 sim::Time net_rx_action(rq* rq, sim::Time at) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   softnet_data& sd = k->net->sd[static_cast<size_t>(rq->cpu)];
   const KernelConfig& cfg = k->cfg_;
   const sim::Time tick = cfg.tick_nsec();
@@ -81,7 +81,7 @@ sim::Time net_rx_action(rq* rq, sim::Time at) {
   return t - at;
 }
 
-napi_struct* napi_of_thread(Kernel* k, const task_struct* p) {
+napi_struct* napi_of_thread(KernelImpl* k, const task_struct* p) {
   for (auto& d : k->net->devs)
     if (d->napi.thread == p) return &d->napi;
   return nullptr;
@@ -89,7 +89,7 @@ napi_struct* napi_of_thread(Kernel* k, const task_struct* p) {
 
 }  // namespace
 
-net_state* net_state_of(Kernel* k) {
+net_state* net_state_of(KernelImpl* k) {
   if (!k->net) {
     k->net = std::make_unique<net_state>();
     k->net->sd.resize(static_cast<size_t>(k->nr_cpus()));
@@ -106,7 +106,7 @@ u64 netdev_budget_jiffies(const KernelConfig& cfg) {
   return static_cast<u64>((usecs * cfg.hz + 999999) / 1000000);
 }
 
-void netdev_reserve_poll_lists(Kernel* k) {
+void netdev_reserve_poll_lists(KernelImpl* k) {
   net_state* net = net_state_of(k);
   const size_t n = net->devs.size() + 1;
   for (softnet_data& sd : net->sd) {

@@ -10,7 +10,7 @@
 
 namespace kernel {
 
-class Kernel;
+class KernelImpl;
 struct KernelConfig;
 struct net_device;
 
@@ -56,13 +56,13 @@ struct net_state {
 
 // The kernel's network state, created on first use (net_dev_init(): softnet_data per CPU,
 // open_softirq(NET_RX_SOFTIRQ, net_rx_action)).
-net_state* net_state_of(Kernel* k);
+net_state* net_state_of(KernelImpl* k);
 // usecs_to_jiffies(netdev_budget_usecs), the default being 2 * USEC_PER_SEC / HZ.
 u64 netdev_budget_jiffies(const KernelConfig& cfg);
 // napi_schedule() -> ____napi_schedule() on rq's CPU (interrupts off).
 void napi_schedule(rq* rq, napi_struct* n);
 // Reserves room on every CPU's poll list for one more NAPI instance (at set-up).
-void netdev_reserve_poll_lists(Kernel* k);
+void netdev_reserve_poll_lists(KernelImpl* k);
 // The thread function of a threaded NAPI instance (napi_threaded_poll()).
 void napi_threaded_fn(rq* rq, task_struct* p);
 

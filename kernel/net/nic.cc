@@ -6,7 +6,7 @@
 
 #include "kernel/cpu_exec.h"
 #include "kernel/entry/common.h"
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/softirq.h"
 
 namespace kernel {
@@ -15,7 +15,7 @@ namespace {
 
 constexpr uint64_t kNetFlowStream = 0x6e6574666c6f7700;  // "netflow": one rng stream per flow
 
-net_device* dev_of_irq_thread(Kernel* k, const task_struct* p) {
+net_device* dev_of_irq_thread(KernelImpl* k, const task_struct* p) {
   for (auto& d : k->net->devs)
     if (d->irq_thread == p) return d.get();
   return nullptr;
@@ -26,7 +26,7 @@ net_device* dev_of_irq_thread(Kernel* k, const task_struct* p) {
 // (irq_setup_forced_threading()) leaves the hardirq only irq_default_primary_handler(),
 // which wakes the thread.
 void nic_interrupt(net_device* d, sim::Time now) {
-  Kernel* k = d->k;
+  KernelImpl* k = d->k;
   rq* rq = k->rq_of(d->irq_cpu);
   d->stats.irqs++;
   d->last_irq = now;
@@ -95,7 +95,7 @@ void nic_irq_thread_fn(rq* rq, task_struct* p) {
 
 }  // namespace
 
-std::string validate_nic_attr(const Kernel& k, const NicRxQueueAttr& a) {
+std::string validate_nic_attr(const KernelImpl& k, const NicRxQueueAttr& a) {
   if (a.irq_cpu < 0 || a.irq_cpu >= k.nr_cpus())
     return "irq_cpu: CPU " + std::to_string(a.irq_cpu) + " does not exist (the machine has " +
            std::to_string(k.nr_cpus()) + ")";
@@ -112,7 +112,7 @@ std::string validate_nic_attr(const Kernel& k, const NicRxQueueAttr& a) {
   return "";
 }
 
-int netdev_add(Kernel* k, const NicRxQueueAttr& a) {
+int netdev_add(KernelImpl* k, const NicRxQueueAttr& a) {
   net_state* net = net_state_of(k);
   netdev_reserve_poll_lists(k);
   const int index = static_cast<int>(net->devs.size());
@@ -158,18 +158,18 @@ int netdev_add(Kernel* k, const NicRxQueueAttr& a) {
   return index;
 }
 
-int netdev_count(const Kernel& k) { return k.net ? static_cast<int>(k.net->devs.size()) : 0; }
+int netdev_count(const KernelImpl& k) { return k.net ? static_cast<int>(k.net->devs.size()) : 0; }
 
-const NetRxStats& netdev_rx_stats(const Kernel& k, int dev) {
+const NetRxStats& netdev_rx_stats(const KernelImpl& k, int dev) {
   return k.net->devs[static_cast<size_t>(dev)]->stats;
 }
 
-int netdev_napi_thread_pid(const Kernel& k, int dev) {
+int netdev_napi_thread_pid(const KernelImpl& k, int dev) {
   const task_struct* t = k.net->devs[static_cast<size_t>(dev)]->napi.thread;
   return t ? t->pid : 0;
 }
 
-int netdev_irq_thread_pid(const Kernel& k, int dev) {
+int netdev_irq_thread_pid(const KernelImpl& k, int dev) {
   const task_struct* t = k.net->devs[static_cast<size_t>(dev)]->irq_thread;
   return t ? t->pid : 0;
 }

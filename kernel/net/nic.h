@@ -60,7 +60,7 @@ struct net_flow {
 };
 
 struct net_device {
-  Kernel* k = nullptr;
+  KernelImpl* k = nullptr;
   std::string name;
   int irq_cpu = 0;
   sim::Time end = 0;
@@ -77,15 +77,15 @@ struct net_device {
 };
 
 // "" if attr fits this kernel and machine, else one line naming the bad field and value.
-std::string validate_nic_attr(const Kernel& k, const NicRxQueueAttr& attr);
+std::string validate_nic_attr(const KernelImpl& k, const NicRxQueueAttr& attr);
 // Registers a device with one receive queue (REQUIRES: validated); returns its index.
-int netdev_add(Kernel* k, const NicRxQueueAttr& attr);
-int netdev_count(const Kernel& k);
-const NetRxStats& netdev_rx_stats(const Kernel& k, int dev);
+int netdev_add(KernelImpl* k, const NicRxQueueAttr& attr);
+int netdev_count(const KernelImpl& k);
+const NetRxStats& netdev_rx_stats(const KernelImpl& k, int dev);
 // The thread of the device's NAPI instance (threaded NAPI) or of its interrupt (forced
 // threading), or 0.
-int netdev_napi_thread_pid(const Kernel& k, int dev);
-int netdev_irq_thread_pid(const Kernel& k, int dev);
+int netdev_napi_thread_pid(const KernelImpl& k, int dev);
+int netdev_irq_thread_pid(const KernelImpl& k, int dev);
 
 // The driver's poll (mlx5e_napi_poll() and the like): up to `budget` packets off the ring,
 // processed from `at` at the machine's per-packet cost; napi_complete_done() if fewer than

@@ -8,7 +8,7 @@
 #include <cassert>
 
 #include "kernel/cpu_exec.h"
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/sched/fair_internal.h"
 #include "kernel/sched/pelt.h"
 #include "kernel/sched/sched.h"
@@ -322,7 +322,7 @@ static void wakeup_preempt_fair(rq* rq, task_struct* p, int wake_flags) {
   sched_entity* se = &curr->se;
   sched_entity* pse = &p->se;
   cfs_rq* cfs = nullptr;
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   bool protect = true;  // preempt_action != PREEMPT_WAKEUP_SHORT
   if (se == pse) return;
   // 6.12, 6.18: any non-fork wakeup of a task that is not delayed becomes the next buddy.
