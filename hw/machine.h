@@ -33,6 +33,12 @@ struct Costs {
   // task_mm_cid_work(): per possible CPU visited, both passes (old slots, then cids above
   // the weight): that CPU's rq->clock and rq->curr and the mm's slot, remote lines.
   sim::Time mm_cid_scan_cpu_ns = 200;
+  // Networking (kernel/net/): a NIC receive interrupt's handler (ack, napi_schedule()); one
+  // received packet's NET_RX work, driver poll to the socket enqueue (napi_poll() per packet);
+  // the kernel path of one small UDP sendto(), udp_sendmsg() to the driver's xmit.
+  sim::Time net_rx_irq_ns = 1000;
+  sim::Time net_rx_packet_ns = 500;
+  sim::Time udp_sendto_ns = 1500;
   // How long a parent takes to create one thread (pthread_create(): clone() and the stack):
   // threads a workload starts at the same time are forked this far apart (Kernel::create_thread).
   sim::Time clone_ns = 0;

@@ -45,6 +45,14 @@ const std::vector<CostSetting> kCosts = {
                      "the mm_cid compaction (`task_mm_cid_work()`), per possible CPU visited (both "
                      "passes): kernel time of the task the scan runs in (docs/model.md, rseq "
                      "concurrency IDs)"),
+    SCHEDLAB_NS_COST(net_rx_irq_ns,
+                     "a NIC receive interrupt's handler (ack, `napi_schedule()`) (docs/softirq.md)"),
+    SCHEDLAB_NS_COST(net_rx_packet_ns,
+                     "one received packet's NET_RX work, driver poll to socket enqueue "
+                     "(`scripts/measure-softirq` measures it on loopback)"),
+    SCHEDLAB_NS_COST(udp_sendto_ns,
+                     "the kernel path of one small UDP `sendto()` inside its BH-disabled section "
+                     "(`scripts/measure-softirq` measures it on loopback)"),
     SCHEDLAB_NS_COST(line_smt_ns, "one cache-line transfer between SMT siblings (`Machine::line_transfer_ns`)"),
     SCHEDLAB_NS_COST(line_llc_ns, "one cache-line transfer within an LLC"),
     SCHEDLAB_NS_COST(line_xllc_ns, "one cache-line transfer across LLCs of a socket"),

@@ -78,6 +78,14 @@ struct SoftirqConfig {
   bool threadirqs = false;           // boot option threadirqs: force_irqthreads()
   bool preempt_rt = false;           // softirq handling of CONFIG_PREEMPT_RT
   bool latency_sensi_flag = false;   // the kernel carries the latency_sensi_flag patch (May 2024)
+  // NET_RX (kernel/net/dev.cc): net.core.netdev_budget, packets per net_rx_action(); and
+  // net.core.netdev_budget_usecs, its time limit (-1 = the kernel's default, 2 * USEC_PER_SEC /
+  // HZ, i.e. 2 jiffies at any HZ).
+  int netdev_budget = 300;
+  int netdev_budget_usecs = -1;
+  // /sys/class/net/<dev>/threaded = 1 on every device: each NAPI instance polls in its own
+  // napi/<dev>-<id> kthread (SCHED_NORMAL, nice 0) instead of NET_RX softirq.
+  bool napi_threaded = false;
 };
 
 struct KernelConfig {

@@ -6,6 +6,8 @@
 #include <cassert>
 
 #include "kernel/cpu_exec.h"
+#include "kernel/net/dev.h"
+#include "kernel/net/nic.h"
 #include "kernel/slice_ext.h"
 #include "kernel/softirq.h"
 #include "kernel/task_shared.h"
@@ -289,5 +291,9 @@ bool Kernel::user_cmpxchg(UserWord* w, int64_t expected, int64_t desired) {
 int64_t Kernel::user_fetch_add(UserWord* w, int64_t delta) { return impl(this)->user_fetch_add(w, delta); }
 const std::string& Kernel::process_name(int tgid) const { return impl(this)->process_name(tgid); }
 KernelStats Kernel::snapshot() const { return impl(this)->snapshot(); }
+int Kernel::add_netdev(const NicRxQueueAttr& attr) { return netdev_add(impl(this), attr); }
+std::string Kernel::validate_netdev(const NicRxQueueAttr& attr) const {
+  return validate_nic_attr(*impl(this), attr);
+}
 
 }  // namespace kernel

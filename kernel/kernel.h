@@ -8,6 +8,7 @@
 
 #include "hw/machine.h"
 #include "kernel/config.h"
+#include "kernel/net.h"
 #include "kernel/stats.h"
 #include "kernel/uapi.h"
 #include "sim/engine.h"
@@ -53,6 +54,12 @@ class Kernel {
                     sim::Time start = 0);
   // "" if attr is acceptable on this machine, else a one-line error naming the field.
   std::string validate_attr(const TaskAttr& attr) const;
+
+  // Adds a NIC with one receive queue (kernel/net/): its flows' packets arrive from the
+  // start of the run. Returns its index in KernelStats::netdevs. REQUIRES: validated.
+  int add_netdev(const NicRxQueueAttr& attr);
+  // "" if attr fits this kernel and machine, else one line naming the bad field and value.
+  std::string validate_netdev(const NicRxQueueAttr& attr) const;
 
   // Starts the periodic ticks; call once before the engine runs.
   void start();

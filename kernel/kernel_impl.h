@@ -67,6 +67,8 @@ class KernelImpl final : public Kernel {
   const struct mm_cid_ops* mm_cid_ops = nullptr;    // selected once from cfg_.mm_cid
   std::unique_ptr<struct mm_cid_metrics> mm_cid_metrics_;  // with mm_cid.sample_ms > 0 only
   const struct softirq_ops* softirq_ops = nullptr;  // selected once from cfg_.softirq
+  int kthreadd_tgid = 0;                            // the kernel threads' process, once created
+  std::unique_ptr<struct net_state> net;            // network devices (kernel/net/), if any
   sim::Rng rng;                                     // the kernel's own draws (rseq_miss)
   sim::UniformInt timer_irq_jitter;                 // uniform(0, costs.timer_irq_jitter_ns)
   // Divides by costs.smt_slowdown_permille without a 64-bit divide: settle_user() converts

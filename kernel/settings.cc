@@ -187,6 +187,22 @@ std::vector<Setting> make_settings() {
        .help = "the kernel carries the latency_sensi_flag patch (May 2024)",
        .get = get_sub<&K::softirq, &Q::latency_sensi_flag>,
        .set = set_sub<&K::softirq, &Q::latency_sensi_flag>},
+      {.name = "softirq.napi_threaded", .type = T::Bool,
+       .help = "threaded NAPI (/sys/class/net/<dev>/threaded): each NAPI instance polls in a "
+               "napi/<dev>-<id> fair kthread instead of NET_RX softirq",
+       .get = get_sub<&K::softirq, &Q::napi_threaded>, .set = set_sub<&K::softirq, &Q::napi_threaded>},
+      // net.core.netdev_budget (proc_dointvec; 0 would end every pass before its first poll).
+      {.name = "softirq.netdev_budget", .type = T::Int,
+       .help = "net.core.netdev_budget: packets one net_rx_action() pass may take",
+       .lo = 1, .hi = 1000000,
+       .get = get_sub<&K::softirq, &Q::netdev_budget>, .set = set_sub<&K::softirq, &Q::netdev_budget>},
+      // net.core.netdev_budget_usecs (proc_dointvec_minmax, extra1 = SYSCTL_ZERO).
+      {.name = "softirq.netdev_budget_usecs", .type = T::Int,
+       .help = "net.core.netdev_budget_usecs: time limit of one net_rx_action() pass",
+       .lo = 0, .hi = 10000000, .word = "default", .word_value = -1, .unit = "us",
+       .default_note = "default: 2 jiffies (2 * USEC_PER_SEC / HZ, the sysctl's default)",
+       .get = get_sub<&K::softirq, &Q::netdev_budget_usecs>,
+       .set = set_sub<&K::softirq, &Q::netdev_budget_usecs>},
   };
   // One entry per scheduler feature (kernel/sched/features.h, defaults per version there).
   static std::vector<std::string> feat_names;

@@ -31,6 +31,18 @@ u64 max_softirq_time_jiffies(int hz) {
 
 namespace {
 
+// A kernel thread's UserContext: never asked for a step (its exec is Kthread).
+class KthreadContext : public UserContext {
+ public:
+  const UserAction& resume(int64_t, int64_t, int) override {
+    assert(false && "a kernel thread runs its thread function, not a program");
+    return exit_;
+  }
+
+ private:
+  UserAction exit_;
+};
+
 // jiffies as a kernel path on rq's CPU reads them at its current point.
 u64 jiffies_now(const rq* rq) {
   return static_cast<u64>(kernel_clock(rq, rq->k->now()) / rq->k->cfg_.tick_nsec());
@@ -50,6 +62,10 @@ void softirq_pass(rq* rq) {
     const int nr = __builtin_ctz(pending);
     pending &= pending - 1;
     s.count[nr]++;  // kstat_incr_softirqs_this_cpu()
+    if (s.action[nr]) {  // h->action(): it raises itself again if it leaves work
+      cost += s.action[nr](rq, kernel_clock(rq, rq->k->now()) + cost);
+      continue;
+    }
     sim::Time run = s.work_ns[nr];
     if (s.budget_ns[nr] > 0 && run > s.budget_ns[nr]) {
       run = s.budget_ns[nr];
@@ -190,26 +206,19 @@ void ksoftirqd_fn(rq* rq, task_struct* p) {
   cpu_return_to_user(rq);
 }
 
-// A kernel thread's UserContext: never asked for a step (its exec is Kthread).
-class KthreadContext : public UserContext {
- public:
-  const UserAction& resume(int64_t, int64_t, int) override {
-    assert(false && "a kernel thread runs its thread function, not a program");
-    return exit_;
-  }
-
- private:
-  UserAction exit_;
-};
 
 // sendto(): arg[0] = bytes, arg[1] = ns of the transmit path, arg[2] = ns of NET_TX work
 // it raises (0: none). udp_sendmsg() down to the driver's xmit runs under local_bh_disable()
 // (__dev_queue_xmit()'s rcu_read_lock_bh()); a stopped device queue makes __netif_schedule()
 // raise NET_TX there; the closing local_bh_enable() runs or hands off what is pending.
-int64_t sys_sendto(rq* rq, task_struct*, const UserAction& a) {
+int64_t sys_sendto(rq* rq, task_struct* p, const UserAction& a) {
   if (a.arg[0] < 0 || a.arg[1] < 0 || a.arg[2] < 0) return -EINVAL;
   local_bh_disable(rq);
+  softirq_cpu& s = rq->softirq;
+  s.bh_from = kernel_clock(rq, rq->k->now());
   cpu_charge(rq, a.arg[1]);
+  s.bh_until = kernel_clock(rq, rq->k->now());
+  s.bh_task = p;
   if (a.arg[2] > 0) raise_softirq_irqoff(rq, NET_TX_SOFTIRQ, a.arg[2]);
   local_bh_enable(rq);
   return a.arg[0];
@@ -270,6 +279,14 @@ void irq_exit_softirq_pending(rq* rq) {
     softirq_restart(rq);
     return;
   }
+  // The interrupt came inside the BH-disabled section of curr's syscall, charged at once
+  // before it: in_interrupt() held at its exit, and what it raised is run (or handed off)
+  // by that section's local_bh_enable(), which ends where this path now stands.
+  const sim::Time irq_at = rq->k->now();
+  if (irq_at >= s.bh_from && irq_at < s.bh_until && s.bh_task == rq->curr) {
+    rq->k->softirq_ops->local_bh_enable(rq, rq->curr);
+    return;
+  }
   rq->k->softirq_ops->invoke_softirq(rq);
 }
 
@@ -287,20 +304,50 @@ void softirq_device_irq(rq* rq, sim::Time now, int nr, sim::Time work_ns, sim::T
   irqentry_exit(rq);
 }
 
+task_struct* kthread_create(KernelImpl* k, TaskAttr attr, void (*fn)(rq* rq, task_struct* p)) {
+  if (k->kthreadd_tgid == 0) k->kthreadd_tgid = k->create_process("kthreadd");
+  attr.preexisting = true;
+  k->create_thread(k->kthreadd_tgid, attr, std::make_unique<KthreadContext>(), 0);
+  task_struct* p = k->tasks().back().get();
+  k->engine()->cancel(&p->sleep_timer);  // asleep until woken
+  p->exec = ExecKind::Kthread;
+  p->kthread_fn = fn;
+  return p;
+}
+
 void spawn_ksoftirqd(KernelImpl* k) {
-  const int tgid = k->create_process("kthreadd");
   for (int cpu = 0; cpu < k->nr_cpus(); ++cpu) {
     TaskAttr attr;
     attr.comm = "ksoftirqd/" + std::to_string(cpu);
     attr.cpus = {cpu};
-    attr.preexisting = true;
-    k->create_thread(tgid, attr, std::make_unique<KthreadContext>(), 0);
-    task_struct* p = k->tasks().back().get();
-    k->engine()->cancel(&p->sleep_timer);  // asleep until wakeup_softirqd()
-    p->exec = ExecKind::Kthread;
-    p->kthread_fn = ksoftirqd_fn;
-    k->rq_of(cpu)->softirq.ksoftirqd = p;
+    k->rq_of(cpu)->softirq.ksoftirqd = kthread_create(k, attr, ksoftirqd_fn);
   }
+}
+
+SoftirqTaskStats softirq_task_stats(const KernelImpl& k, int pid) {
+  SoftirqTaskStats st;
+  for (const auto& t : k.tasks()) {
+    if (t->pid != pid) continue;
+    st.run_ns = t->stats.run_ns;
+    st.softirq_ns = t->stats.softirq_ns;
+    st.softirq_bh_ns = t->stats.softirq_bh_ns;
+    st.wait_sum_ns = t->stats.wait_sum_ns;
+    st.wait_max_ns = t->stats.wait_max_ns;
+    st.wait_count = t->stats.wait_count;
+    st.nr_syscalls = t->stats.nr_syscalls;
+    break;
+  }
+  return st;
+}
+
+SoftirqCpuStats softirq_cpu_stats(const KernelImpl& k, int cpu) {
+  const softirq_cpu& s = k.cpu_rq(cpu).softirq;
+  SoftirqCpuStats st;
+  st.ns = s.ns;
+  st.count = s.count;
+  st.nr_wakeup_softirqd = s.nr_wakeup_softirqd;
+  st.ksoftirqd_pid = s.ksoftirqd ? s.ksoftirqd->pid : 0;
+  return st;
 }
 
 void register_softirq_syscalls() { register_syscall(NR_sendto, sys_sendto); }

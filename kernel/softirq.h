@@ -6,6 +6,8 @@
 #pragma once
 #include "kernel/sched/sched.h"
 
+namespace kernel { class KernelImpl; struct TaskAttr; }
+
 namespace kernel {
 
 extern const char* const softirq_to_name[NR_SOFTIRQS];
@@ -46,8 +48,28 @@ void local_bh_enable(rq* rq);
 // A device interrupt on rq's CPU at `now` whose handler (handler_ns) raises vector nr with
 // work_ns of work (for NIC models and tests).
 void softirq_device_irq(rq* rq, sim::Time now, int nr, sim::Time work_ns, sim::Time handler_ns);
+// kthread_create() + kthread_bind(): a kernel thread (attr: comm, cpus, policy) of the
+// kthreadd process, asleep until woken, whose loop body is fn.
+task_struct* kthread_create(KernelImpl* k, TaskAttr attr, void (*fn)(rq* rq, task_struct* p));
 // Creates the per-CPU ksoftirqd/N threads (spawn_ksoftirqd()): SCHED_NORMAL, nice 0, bound.
 void spawn_ksoftirqd(KernelImpl* k);
 void register_softirq_syscalls();  // sendto
+
+// What the layers above read of the softirq accounting (a snapshot, by value).
+struct SoftirqTaskStats {
+  u64 run_ns = 0;         // time as rq->curr
+  u64 softirq_ns = 0;     // softirq work run on top of it (hardirq exit and its local_bh_enable())
+  u64 softirq_bh_ns = 0;  // the part run inside its own local_bh_enable()
+  u64 wait_sum_ns = 0, wait_max_ns = 0, wait_count = 0;  // runqueue wait
+  u64 nr_syscalls = 0;
+};
+SoftirqTaskStats softirq_task_stats(const KernelImpl& k, int pid);
+struct SoftirqCpuStats {
+  std::array<u64, NR_SOFTIRQ_CTX> ns{};  // softirq time by where it ran
+  std::array<u64, NR_SOFTIRQS> count{};  // /proc/softirqs
+  u64 nr_wakeup_softirqd = 0;
+  int ksoftirqd_pid = 0;                 // 0: no ksoftirqd
+};
+SoftirqCpuStats softirq_cpu_stats(const KernelImpl& k, int cpu);
 
 }  // namespace kernel

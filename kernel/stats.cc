@@ -3,7 +3,9 @@
 #include <utility>
 
 #include "kernel/kernel_impl.h"
+#include "kernel/net/nic.h"
 #include "kernel/sched/mm_cid.h"
+#include "kernel/softirq.h"
 #include "kernel/sched/pelt.h"
 #include "kernel/slice_ext.h"
 
@@ -67,6 +69,9 @@ KernelStats KernelImpl::snapshot() const {
     cs.sys_ns = rq->ex.sys_ns;
     cs.irq_idle_ns = rq->ex.irq_idle_ns;
     cs.nr_switches = rq->nr_switches;
+    const SoftirqCpuStats sc = softirq_cpu_stats(*this, rq->cpu);
+    cs.nr_wakeup_softirqd = sc.nr_wakeup_softirqd;
+    cs.ksoftirqd_pid = sc.ksoftirqd_pid;
     s.cpus.push_back(cs);
   }
   for (int i = 0; i < ext->nr_counters; ++i) {
@@ -76,6 +81,7 @@ KernelStats KernelImpl::snapshot() const {
     for (const auto& t : tasks_) sum += t->slice.*c.member;
     s.slice_ext_totals.push_back({c.metric_name, c.help, sum});
   }
+  for (int d = 0; d < netdev_count(*this); ++d) s.netdevs.push_back(netdev_rx_stats(*this, d));
   s.mm_cid = mm_cid_snapshot(*this);
   s.warnings = warnings_;
   return s;

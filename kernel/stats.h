@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernel/config.h"
+#include "kernel/net.h"
 #include "sim/stats.h"
 #include "sim/time.h"
 
@@ -53,6 +54,9 @@ struct CpuStats {
   uint64_t sys_ns = 0;       // system part of busy_ns
   uint64_t irq_idle_ns = 0;  // interrupts taken while idle
   uint64_t nr_switches = 0;
+  // softirq (kernel/softirq.cc): wakeup_softirqd() calls that woke ksoftirqd/N, its pid (0: none).
+  uint64_t nr_wakeup_softirqd = 0;
+  int ksoftirqd_pid = 0;
 };
 
 // Invariant violations the model survived in a run.
@@ -88,6 +92,7 @@ struct KernelStats {
   // The design's run-wide counters, summed over tasks (7.0 sums per-CPU counters the same way
   // in debugfs rseq/stats), in the design's order.
   std::vector<StatCounter> slice_ext_totals;
+  std::vector<NetRxStats> netdevs;  // NIC receive queues, in the order they were added
   mm_cid_report mm_cid;  // with mm_cid.sample_ms > 0 (mm_cid_report::on)
   Warnings warnings;
 };

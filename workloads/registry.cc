@@ -11,6 +11,7 @@ WorkloadInfo locktable_workload();
 WorkloadInfo mm_cid_compaction_test_workload();
 WorkloadInfo oltp_workload();
 WorkloadInfo spinlock_workload();
+WorkloadInfo udp_flood_workload();
 WorkloadInfo wakeup_latency_workload();
 
 const std::vector<WorkloadInfo>& registry() {
@@ -23,6 +24,7 @@ const std::vector<WorkloadInfo>& registry() {
       mm_cid_compaction_test_workload(),
       oltp_workload(),
       spinlock_workload(),
+      udp_flood_workload(),
       wakeup_latency_workload()};
   return all;
 }

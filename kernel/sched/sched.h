@@ -424,9 +424,16 @@ struct softirq_cpu {
   uint32_t pending = 0;           // local_softirq_pending()
   int hardirq = 0;                // hardirq nesting (preempt_count()'s HARDIRQ bits)
   int bh_disabled = 0;            // local_bh_disable() nesting of the running kernel path
+  // The BH-disabled section of a syscall (sendto()) charged at once: [bh_from, bh_until) of
+  // bh_task. A hardirq arriving inside it leaves its softirqs to that section's end.
+  sim::Time bh_from = 0, bh_until = 0;
+  task_struct* bh_task = nullptr;
   task_struct* ksoftirqd = nullptr;
   std::array<s64, NR_SOFTIRQS> work_ns{};    // queued handler work per vector
   std::array<s64, NR_SOFTIRQS> budget_ns{};  // per pass; 0 = all of it
+  // open_softirq(): a vector whose action computes its own work when the pass runs it, at
+  // the clock point given (net_rx_action()); null = the queued work_ns above.
+  std::array<sim::Time (*)(struct rq* rq, sim::Time at), NR_SOFTIRQS> action{};
   // The last handle_softirqs() on this CPU: the CPU serves softirqs until serving_until
   // (in_serving_softirq()); `handed_off` if it ended by waking ksoftirqd.
   sim::Time serving_until = 0;
