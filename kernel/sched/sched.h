@@ -4,6 +4,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -210,7 +211,7 @@ struct task_struct {
   int tgid = 0;
   bool exited = false;
   int nr_cpus_allowed = 0;
-  std::vector<uint8_t> cpus_mask;    // allowed CPUs (1 = allowed)
+  std::vector<bool> cpus_mask;       // allowed CPUs: a bitmap, as cpumask_t (1 KB at 8192 CPUs)
   std::string comm;
   sim::Timer sleep_timer;            // hrtimer of nanosleep
   task_struct* futex_next = nullptr; // futex wait queue link
@@ -378,10 +379,12 @@ struct sched_domain {
   const char* name;            // SMT, MC, PKG, NUMA
   int level = 0;
   int span_weight = 0;
-  std::vector<int> span;       // CPUs, ascending
-  // The child spans (each ascending), in build_sched_groups()' order for this CPU: its own
-  // group first, then onwards from the CPU, wrapping (so `local` is 0).
-  std::vector<std::vector<int>> groups;
+  // CPUs, ascending: the span every CPU of it shares (KernelImpl::sd_spans), as Linux's
+  // sched_domain_shared spans and sched_group objects are shared by the CPUs of a span.
+  std::span<const int> span;
+  // The child spans (each ascending, shared likewise), in build_sched_groups()' order for
+  // this CPU: its own group first, then onwards from the CPU, wrapping (so `local` is 0).
+  std::vector<std::span<const int>> groups;
   std::vector<const lb_sum*> group_sum;  // per group: KernelImpl::lb_sums of its CPUs, or
                                          // nullptr if the levels do not nest there
   std::vector<int> group_cores;          // per group: sched_group::cores
