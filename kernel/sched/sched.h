@@ -504,7 +504,8 @@ unsigned nr_running_with_delayed(const rq* rq);
 // task preempts at once, so placement takes it as idle.
 bool sched_idle_rq(const rq* rq);
 bool sched_idle_cpu(KernelImpl* k, int cpu);
-bool task_allowed_on(const task_struct* p, int cpu);
+// cpumask_test_cpu(cpu, p->cpus_ptr): inline, select_idle_cpu() and balancing test it per CPU.
+inline bool task_allowed_on(const task_struct* p, int cpu) { return p->cpus_mask[static_cast<size_t>(cpu)]; }
 void move_queued_task(rq* src, task_struct* p, rq* dst);
 // The migration alone, without the wakeup preemption check (the caller reschedules).
 void move_queued_task_locked(rq* src, task_struct* p, rq* dst);
