@@ -111,7 +111,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Shape{1, 300, 2, 300, "adjacent"}, Shape{4, 64, 2, 16, "adjacent"},
                       Shape{8, 128, 1, 8, "split"},     // 1024 CPUs, NUMA level of 8 sockets
                       Shape{2, 1024, 2, 16, "split"},   // 4096
-                      Shape{2, 2048, 2, 16, "split"}),  // 8192, the documented limit
+                      Shape{2, 2048, 2, 16, "split"},   // 8192, the documented limit
+                      Shape{16, 256, 2, 8, "split"}),   // 8192 as synth:16x256x2: 16 nodes
     [](const ::testing::TestParamInfo<Shape>& info) {
       const Shape& s = info.param;
       return std::to_string(s.sockets) + "x" + std::to_string(s.cores_per_socket) + "x" + std::to_string(s.threads) +
