@@ -1,11 +1,15 @@
-// Google Benchmarks: the engine's event loop (re-armed timers, as CPUs use them) and a whole
-// small simulation. `schedlab bench` measures the full 384-CPU scenario.
+// Google Benchmarks: the engine's event loop (re-armed timers, as CPUs use them), a whole
+// small simulation, load balancing on 384 and 4096 CPUs, and the OLTP load's steps.
+// `schedlab bench --scenario NAME` measures whole scenarios.
 #include <benchmark/benchmark.h>
 
 #include "report/results.h"
 #include "scenario/experiment.h"
 #include "sim/engine.h"
 #include "sim/rng.h"
+
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -52,6 +56,36 @@ void BM_SpinlockVm50(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(events));
 }
 BENCHMARK(BM_SpinlockVm50)->Unit(benchmark::kMillisecond);
+
+// One simulation of `sets` per iteration; items are engine events, so the figure is events/s.
+void run_scenario(benchmark::State& state, std::vector<std::string> sets) {
+  uint64_t events = 0;
+  for (auto _ : state) {
+    scenario::Experiment e;
+    for (const std::string& s : sets) scenario::set_assignment(&e, s);
+    report::Results r;
+    scenario::run(e, &r);
+    events += r.events;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(events));
+}
+
+// Balancing on a wide machine: twice as many hogs as CPUs, forked on few CPUs and spread by
+// fork placement and periodic balancing (sched_balance_domains() at every tick of every busy
+// CPU, HZ=1000), for 20 ms simulated: genoa (384 CPUs) and synth:16x128x2 (4096 CPUs, 16
+// sockets of 16 LLCs). Setup (the machine's domains) is included.
+void BM_BalanceHogs(benchmark::State& state) {
+  const int cpus = static_cast<int>(state.range(0));
+  run_scenario(state, {"workload=hog", cpus == 384 ? "machine=genoa" : "machine=synth:16x128x2",
+                       "threads=" + std::to_string(2 * cpus), "hz=1000", "duration=20ms"});
+}
+BENCHMARK(BM_BalanceHogs)->Arg(384)->Arg(4096)->Unit(benchmark::kMillisecond);
+
+// The OLTP load's steps (1000 clients: think, latch, I/O wait) on genoa, 50 ms simulated.
+void BM_OltpGenoa(benchmark::State& state) {
+  run_scenario(state, {"workload=oltp", "machine=genoa", "duration=50ms"});
+}
+BENCHMARK(BM_OltpGenoa)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

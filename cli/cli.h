@@ -86,9 +86,10 @@ int do_list(const std::string& what, bool markdown = false);
 // The command run with no subcommand: the RFC thread's lock-table comparison at a size that
 // runs in seconds; *banner introduces it.
 CompareOptions default_comparison(std::string* banner);
-// The fixed benchmark scenario.
+// The fixed benchmark scenarios (`--scenario`: spinlock, the default, locktable, oltp, large).
 int do_bench(const std::string& json, const std::string& duration,
-             const std::vector<std::string>& sets, const std::string& repeat_text);
+             const std::vector<std::string>& sets, const std::string& repeat_text,
+             const std::string& scenario_name);
 // `schedlab real ... --compare-sim`: runs the simulator on the `host` machine profile with
 // the parameters of a real run and prints both side by side with the relative difference.
 int compare_real_with_sim(const real::Params& p, const real::RunResult& measured);

@@ -8,6 +8,7 @@
 #include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sys/resource.h>
 
 #include "report/output_file.h"
 
@@ -38,20 +39,61 @@ std::string host_cpu_description() {
   return fmt::format("{} (family {}, model {})", name, family, model);
 }
 
+// The fixed scenarios of --scenario: a workload on a machine with its parameters, and the
+// simulated time of one run unless --duration says otherwise.
+struct BenchScenario {
+  const char* name;
+  const char* workload;
+  const char* machine;
+  std::vector<const char*> sets;
+  const char* duration;
+  const char* what;  // for the table's first line
+};
+
+const std::vector<BenchScenario>& bench_scenarios() {
+  static const std::vector<BenchScenario> all = {
+      {"spinlock", "spinlock", "genoa", {"threads=300", "locks=30", "hogs=400", "hz=250"}, "10s",
+       "spinlock 300 clients / 30 locks + 400 hogs, HZ=250"},
+      {"locktable", "locktable", "genoa", {}, "5s", "locktable 300 clients + 400 hogs"},
+      {"oltp", "oltp", "genoa", {}, "1s", "oltp 1000 clients"},
+      {"large", "locktable", "synth:8x128x2", {}, "1s", "locktable scaled to the machine"},
+  };
+  return all;
+}
+
+// The process's peak resident memory (getrusage ru_maxrss, kilobytes on Linux), in MB: over
+// every run so far, setup included.
+double peak_memory_mb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
 }  // namespace
 
-// The fixed benchmark scenario: Genoa, 300 spin-lock clients + 400 hogs, HZ=250.
+// The fixed benchmark scenarios: by default Genoa, 300 spin-lock clients + 400 hogs, HZ=250.
 int do_bench(const std::string& json, const std::string& duration,
-             const std::vector<std::string>& sets, const std::string& repeat_text) {
+             const std::vector<std::string>& sets, const std::string& repeat_text,
+             const std::string& scenario_name) {
   long long repeat = 1;
   if (std::string err = parse_int_option("--repeat", repeat_text, 1, 1000, &repeat); !err.empty())
     return fail(err);
+  const BenchScenario* sc = nullptr;
+  std::string names;
+  for (const BenchScenario& b : bench_scenarios()) {
+    if (scenario_name == b.name) sc = &b;
+    names += (names.empty() ? "" : ", ") + std::string(b.name);
+  }
+  if (!sc) return fail("--scenario must be one of " + names + " (got '" + scenario_name + "')");
   scenario::Experiment e;
-  e.workload = "spinlock";
-  e.machine = "genoa";
-  e.duration_ns = 10LL * 1000 * 1000 * 1000;
-  for (const char* s : {"threads=300", "locks=30", "hogs=400", "hz=250"})
+  e.workload = sc->workload;
+  e.machine = sc->machine;
+  if (std::string err = scenario::set_key(&e, "duration", sc->duration); !err.empty()) return fail(err);
+  std::string described = std::string(sc->machine) + " " + sc->workload;
+  for (const char* s : sc->sets) {
     scenario::set_assignment(&e, s);
+    described += " " + std::string(s);
+  }
   if (!duration.empty())
     if (std::string err = scenario::set_key(&e, "duration", duration); !err.empty()) return fail(err);
   std::string extra;
@@ -77,20 +119,22 @@ int do_bench(const std::string& json, const std::string& duration,
   const std::string host = host_cpu_description();
   const double eps = static_cast<double>(r.events) / wall;
   const double ratio = static_cast<double>(e.duration_ns) / 1e9 / wall;
+  const double peak_mb = peak_memory_mb();
   // With --json - the JSON alone goes to stdout (as for run and compare); the table to stderr.
   std::ostream& table_out = json == "-" ? std::cerr : std::cout;
   table_out << fmt::format(
-      "bench: {} ({} CPUs), spinlock 300 clients / 30 locks + 400 hogs, HZ=250{}, {:.1f} s simulated\n"
+      "bench {}: {} ({} CPUs), {}{}, {:g} s simulated\n"
       "  events                {}\n  wall seconds          {:.3f}{}\n"
-      "  events/s              {:.0f}\n  simulated s / wall s  {:.3f}\n  host CPU              {}\n",
-      r.machine, r.cpus, extra, static_cast<double>(e.duration_ns) / 1e9, r.events, wall,
+      "  events/s              {:.0f}\n  simulated s / wall s  {:.3f}\n  peak memory MB        {:.1f}\n"
+      "  host CPU              {}\n",
+      sc->name, r.machine, r.cpus, sc->what, extra, static_cast<double>(e.duration_ns) / 1e9, r.events, wall,
       repeat > 1 ? fmt::format("  (fastest of {} runs; slowest {:.3f})", repeat,
                                *std::max_element(walls.begin(), walls.end()))
                  : std::string(),
-      eps, ratio, host);
+      eps, ratio, peak_mb, host);
   if (!json.empty()) {
     nlohmann::ordered_json j;
-    j["scenario"] = "genoa spinlock threads=300 locks=30 hogs=400 hz=250" + extra;
+    j["scenario"] = described + extra;
     j["machine"] = r.machine;
     j["cpus"] = r.cpus;
     j["simulated_seconds"] = static_cast<double>(e.duration_ns) / 1e9;
@@ -101,6 +145,7 @@ int do_bench(const std::string& json, const std::string& duration,
     j["events_per_second"] = eps;
     j["simulated_seconds_per_wall_second"] = ratio;
     j["host_cpu"] = host;
+    j["peak_memory_mb"] = peak_mb;
     if (!out.commit(j.dump(2) + "\n", &werr)) return fail(werr);
   }
   return 0;

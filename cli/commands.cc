@@ -41,7 +41,7 @@ int main_with_args(const std::vector<std::string>& args) {
   RunOptions ro;
   CLI::App* run = app.add_subcommand("run", "Run a built-in workload or a scenario file");
   opt(run, "target", ro.target, "workload name (see `schedlab list`) or scenario .toml file");
-  opt(run, "--machine,-m", ro.machine, "machine profile (genoa, vm100, vm50, small4, host) or TOML path");
+  opt(run, "--machine,-m", ro.machine, "machine profile (genoa, vm100, vm50, small4, host), synth:SOCKETSxCORESxSMT[:llc=N] or TOML path");
   opt(run, "--cpus", ro.cpus, "use only the first N CPUs of the machine")->type_name("N");
   opt(run, "--duration,-d", ro.duration, "simulated time with its unit (ns, us, ms, s), e.g. 500ms, 10s");
   opt(run, "--seed", ro.seed, "random seed, 0..2^63-1 (same seed => identical results)")->type_name("N");
@@ -80,11 +80,14 @@ int main_with_args(const std::vector<std::string>& args) {
   opt(list, "what", list_what, "a workload (its parameters), `settings` or `costs`");
   list->add_flag("--markdown", list_markdown, "settings or costs as the Markdown table of the docs");
 
-  std::string bench_json, bench_duration, bench_repeat = "1";
+  std::string bench_json, bench_duration, bench_repeat = "1", bench_scenario = "spinlock";
   std::vector<std::string> bench_sets;
   CLI::App* bench = app.add_subcommand("bench", "Measure simulator speed on a fixed scenario");
   opt(bench, "--json", bench_json, "write events_per_second and simulated_seconds_per_wall_second");
-  opt(bench, "--duration", bench_duration, "simulated time (default 10s)");
+  opt(bench, "--scenario", bench_scenario,
+      "spinlock (default: genoa, 300 spin-lock clients, 400 hogs, 10s), locktable (genoa, 5s), oltp "
+      "(genoa, 1s) or large (locktable on synth:8x128x2, 2048 CPUs, 1s)")->type_name("NAME");
+  opt(bench, "--duration", bench_duration, "simulated time (default: the scenario's)");
   opt(bench, "--set,-s", bench_sets, "KEY=VALUE on top of the fixed scenario (e.g. ext=rfc)");
   opt(bench, "--repeat,-r", bench_repeat, "run N times, 1..1000, and report the fastest (default 1)")->type_name("N");
 
@@ -116,7 +119,7 @@ int main_with_args(const std::vector<std::string>& args) {
     if (*run) return do_run(ro);
     if (*list) return do_list(list_what, list_markdown);
     if (*cmp) return do_compare(co);
-    if (*bench) return do_bench(bench_json, bench_duration, bench_sets, bench_repeat);
+    if (*bench) return do_bench(bench_json, bench_duration, bench_sets, bench_repeat, bench_scenario);
     std::string banner;
     const CompareOptions def = default_comparison(&banner);
     return do_compare(def, banner);

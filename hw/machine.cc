@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -26,7 +27,55 @@ std::string builtin_list() {
   return s;
 }
 
+// One decimal count of a synth: name, 1..kMaxCpus, whole text.
+bool synth_count(std::string_view text, int* out) {
+  int v = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size() || v < 1 || v > kMaxCpus) return false;
+  *out = v;
+  return true;
+}
+
 }  // namespace
+
+LoadResult synth_machine(const std::string& name, Machine* out) {
+  const std::string_view prefix = "synth:";
+  std::string_view rest = std::string_view(name).substr(prefix.size());
+  const std::string usage = "machine '" + name + "': expected synth:SOCKETSxCORESxSMT[:llc=CORES]";
+  std::string_view llc_text;
+  if (const size_t colon = rest.find(':'); colon != std::string_view::npos) {
+    const std::string_view opt = rest.substr(colon + 1);
+    if (opt.substr(0, 4) != "llc=") return {usage + " (unknown option '" + std::string(opt) + "')"};
+    llc_text = opt.substr(4);
+    rest = rest.substr(0, colon);
+  }
+  int counts[3] = {};
+  for (int i = 0; i < 3; ++i) {
+    const size_t x = i < 2 ? rest.find('x') : rest.size();
+    if (x == std::string_view::npos || !synth_count(rest.substr(0, x), &counts[i])) return {usage};
+    rest = i < 2 ? rest.substr(x + 1) : std::string_view();
+  }
+  const int sockets = counts[0], cores = counts[1], smt = counts[2];
+  if (smt > 2) return {"machine '" + name + "': SMT must be 1 or 2 (got " + std::to_string(smt) + ")"};
+  int llc = std::min(cores, 8);  // Zen's CCX: 8 cores share an L3
+  if (!llc_text.empty() && !synth_count(llc_text, &llc))
+    return {"machine '" + name + "': llc must be a count of cores (got '" + std::string(llc_text) + "')"};
+  if (cores % llc != 0)
+    return {"machine '" + name + "': llc=" + std::to_string(llc) + " must divide the " + std::to_string(cores) +
+            " cores per socket"};
+  if (static_cast<int64_t>(sockets) * cores * smt > kMaxCpus)
+    return {"machine '" + name + "': " + std::to_string(static_cast<int64_t>(sockets) * cores * smt) +
+            " CPUs, more than the limit of " + std::to_string(kMaxCpus)};
+  if (LoadResult r = parse_machine_toml(embedded_profile("genoa"), "genoa", out); !r.ok()) return r;
+  out->name = name;
+  out->topo = make_topology(sockets, cores, smt, llc, true);
+  out->description = "Generated: " + std::to_string(sockets) + " sockets x " + std::to_string(cores) + " cores x " +
+                     std::to_string(smt) + " SMT = " + std::to_string(out->topo.nr_cpus) + " CPUs, LLC of " +
+                     std::to_string(llc) + " cores" +
+                     (smt == 2 ? ", SMT siblings i and i + " + std::to_string(out->topo.nr_cpus / 2) : std::string()) +
+                     "; genoa's costs";
+  return {};
+}
 
 int Topology::nr_cores() const { return count_ids(core_of); }
 int Topology::nr_llcs() const { return count_ids(llc_of); }
@@ -100,6 +149,7 @@ std::vector<std::string> builtin_machines() {
 LoadResult load_machine(const std::string& name_or_path, Machine* out) {
   // "host" first: machines/host.toml holds only its costs, the topology comes from /sys.
   if (name_or_path == "host") return read_host_machine("/sys", out);
+  if (name_or_path.rfind("synth:", 0) == 0) return synth_machine(name_or_path, out);
   if (const char* text = embedded_profile(name_or_path)) {
     return parse_machine_toml(text, name_or_path, out);
   }

@@ -105,9 +105,14 @@ struct LoadResult {
   bool ok() const { return error.empty(); }
 };
 
-// `name_or_path`: a built-in profile name ("genoa", "vm50", "small4", "host") or a path to a
-// TOML file. On failure returns the error and leaves *out unspecified.
+// `name_or_path`: a built-in profile name ("genoa", "vm50", "small4", "host"), a generated
+// machine ("synth:..."; see synth_machine()) or a path to a TOML file. On failure returns the error and leaves *out unspecified.
 LoadResult load_machine(const std::string& name_or_path, Machine* out);
+// A generated machine, "synth:SOCKETSxCORESxSMT[:llc=CORES]" (e.g. synth:16x256x2 for 8192
+// CPUs): SOCKETS sockets of CORES cores with SMT (1 or 2) threads each, LLCs of CORES cores
+// (default 8, or all of a socket's if it has fewer), SMT siblings numbered i and i + nr_cpus/2
+// as Linux numbers AMD and Intel servers; genoa's costs. load_machine() takes these names.
+LoadResult synth_machine(const std::string& name, Machine* out);
 // Parses a machine profile from TOML text (`origin` names it in errors).
 LoadResult parse_machine_toml(const std::string& text, const std::string& origin, Machine* out);
 // Reads the topology of the running host from <sys_root>/devices/system/cpu: `sys_root` is

@@ -97,6 +97,10 @@ class KernelImpl final : public Kernel {
   // CPU the four sums it counts in. Sized once by build_sched_domains().
   std::vector<lb_sum> lb_sums[4];
   std::vector<std::array<lb_sum*, 4>> lb_sums_of;
+  // Per level kind (core, LLC, socket, the machine) and id, its CPUs ascending: the storage
+  // sched_domain::span and ::groups point into, one copy per span (build_sched_domains()).
+  std::vector<std::vector<int>> sd_spans[4];
+  std::vector<std::vector<int>> sd_group_parts;  // groups that are part of a child span only
   std::vector<int> llc_nr_idle_scan;  // per LLC: sd_llc_shared->nr_idle_scan (SIS_UTIL)
   std::vector<int> all_cpus;          // 0..nr_cpus-1 (cpu_online_mask)
   // Per CPU: the last CPU cpumask_any_and_distribute() chose there (RT placement).

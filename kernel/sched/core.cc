@@ -85,8 +85,6 @@ bool cpus_share_cache(KernelImpl* k, int a, int b) {
   return k->machine_.topo.llc_of[a] == k->machine_.topo.llc_of[b];
 }
 
-bool task_allowed_on(const task_struct* p, int cpu) { return p->cpus_mask[cpu] != 0; }
-
 // available_idle_cpu(): idle with nothing queued and no wakeup pending for it.
 // (rq->curr == rq->idle && rq->nr_running == 0 && rq->ex.wake_list.empty(), read from
 // k->lb_view.)

@@ -122,7 +122,7 @@ bool need_active_balance(const lb_env& env) {
 bool should_we_balance(KernelImpl* k, const lb_env& env) {
   if (env.idle == CPU_NEWLY_IDLE)
     return env.dst_rq->nr_running == 0 && env.dst_rq->ex.wake_list.empty();
-  const std::vector<int>& local = env.sd->groups[env.sd->local];
+  const std::span<const int> local = env.sd->groups[env.sd->local];
   int idle_smt = kNoCpu;
   for (int c : local) {
     if (!available_idle_cpu(k, c)) continue;

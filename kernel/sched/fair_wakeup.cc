@@ -167,7 +167,7 @@ bool update_pick_idlest(const sg_lb_stats& idlest, const sg_lb_stats& sgs) {
   }
 }
 
-bool group_allows(const std::vector<int>& group, const task_struct* p) {
+bool group_allows(std::span<const int> group, const task_struct* p) {
   for (int c : group)
     if (task_allowed_on(p, c)) return true;
   return false;
@@ -240,7 +240,7 @@ int sched_balance_find_dst_group(KernelImpl* k, const sched_domain& sd, const ta
 // among equals; with none idle, the least loaded CPU.
 // Every idle CPU here is in the same state (the machine's one idle exit cost), so that is
 // the first idle CPU, or a later one that went idle later (rq->idle_stamp).
-int sched_balance_find_dst_group_cpu(KernelImpl* k, const std::vector<int>& group, const task_struct* p, int this_cpu) {
+int sched_balance_find_dst_group_cpu(KernelImpl* k, std::span<const int> group, const task_struct* p, int this_cpu) {
   if (group.size() == 1) return group.front();
   unsigned long min_load = ULONG_MAX;
   u64 latest_idle_timestamp = 0;

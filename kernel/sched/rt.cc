@@ -149,7 +149,7 @@ static int cpupri_of(KernelImpl* k, int cpu) { return cpupri_of_prio(k->rq_of(cp
 // after the last one `self` handed out (wrapping), so that successive choices rotate; -1 if
 // none.
 template <typename Pred>
-static int any_and_distribute(KernelImpl* k, int self, const std::vector<int>& span, Pred ok) {
+static int any_and_distribute(KernelImpl* k, int self, std::span<const int> span, Pred ok) {
   int& prev = k->distribute_cpu_mask_prev[static_cast<size_t>(self)];
   int first = -1;
   for (int c : span) {

@@ -4,6 +4,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -210,7 +211,7 @@ struct task_struct {
   int tgid = 0;
   bool exited = false;
   int nr_cpus_allowed = 0;
-  std::vector<uint8_t> cpus_mask;    // allowed CPUs (1 = allowed)
+  std::vector<bool> cpus_mask;       // allowed CPUs: a bitmap, as cpumask_t (1 KB at 8192 CPUs)
   std::string comm;
   sim::Timer sleep_timer;            // hrtimer of nanosleep
   task_struct* futex_next = nullptr; // futex wait queue link
@@ -378,10 +379,12 @@ struct sched_domain {
   const char* name;            // SMT, MC, PKG, NUMA
   int level = 0;
   int span_weight = 0;
-  std::vector<int> span;       // CPUs, ascending
-  // The child spans (each ascending), in build_sched_groups()' order for this CPU: its own
-  // group first, then onwards from the CPU, wrapping (so `local` is 0).
-  std::vector<std::vector<int>> groups;
+  // CPUs, ascending: the span every CPU of it shares (KernelImpl::sd_spans), as Linux's
+  // sched_domain_shared spans and sched_group objects are shared by the CPUs of a span.
+  std::span<const int> span;
+  // The child spans (each ascending, shared likewise), in build_sched_groups()' order for
+  // this CPU: its own group first, then onwards from the CPU, wrapping (so `local` is 0).
+  std::vector<std::span<const int>> groups;
   std::vector<const lb_sum*> group_sum;  // per group: KernelImpl::lb_sums of its CPUs, or
                                          // nullptr if the levels do not nest there
   std::vector<int> group_cores;          // per group: sched_group::cores
@@ -508,7 +511,8 @@ unsigned nr_running_with_delayed(const rq* rq);
 // task preempts at once, so placement takes it as idle.
 bool sched_idle_rq(const rq* rq);
 bool sched_idle_cpu(KernelImpl* k, int cpu);
-bool task_allowed_on(const task_struct* p, int cpu);
+// cpumask_test_cpu(cpu, p->cpus_ptr): inline, select_idle_cpu() and balancing test it per CPU.
+inline bool task_allowed_on(const task_struct* p, int cpu) { return p->cpus_mask[static_cast<size_t>(cpu)]; }
 void move_queued_task(rq* src, task_struct* p, rq* dst);
 // The migration alone, without the wakeup preemption check (the caller reschedules).
 void move_queued_task_locked(rq* src, task_struct* p, rq* dst);

@@ -19,39 +19,14 @@ std::vector<std::vector<int>> spans_by_id(const std::vector<int>& id_of) {
   return spans;
 }
 
-// Splits `span` into groups by `child_id` (the child level's id), each group's CPUs
-// ascending. The groups are listed as build_sched_groups() links them for `cpu`'s domain:
-// in the order for_each_cpu_wrap(i, span, cpu) first meets them, so the local group comes
-// first and the rest follow from cpu on, wrapping. Balancing and fork placement walk this
-// list, and on ties keep the group met first. `slot` is scratch indexed by child id, all -1
-// on entry and on return. O(span + groups log groups): wide machines have thousands of
-// CPUs in a domain and hundreds of groups.
-std::vector<std::vector<int>> groups_of(const std::vector<int>& span, const std::vector<int>& child_id, int cpu,
-                                        std::vector<int>* slot) {
-  std::vector<std::vector<int>> groups;
-  for (int c : span) {
-    int& g = (*slot)[static_cast<size_t>(child_id[c])];
-    if (g < 0) {
-      g = static_cast<int>(groups.size());
-      groups.emplace_back();
-    }
-    groups[static_cast<size_t>(g)].push_back(c);
-  }
-  for (const auto& grp : groups) (*slot)[static_cast<size_t>(child_id[grp.front()])] = -1;
-  // The wrap meets a group first at its lowest CPU >= cpu, or, if it has none, at its lowest
-  // CPU after wrapping past the end of the span.
-  const int64_t wrap = static_cast<int64_t>(span.back()) + 1;
-  std::vector<std::pair<int64_t, size_t>> met(groups.size());
-  for (size_t g = 0; g < groups.size(); ++g) {
-    auto it = std::lower_bound(groups[g].begin(), groups[g].end(), cpu);
-    met[g] = {it != groups[g].end() ? *it : groups[g].front() + wrap, g};
-  }
-  std::sort(met.begin(), met.end());
-  std::vector<std::vector<int>> ordered;
-  ordered.reserve(groups.size());
-  for (const auto& m : met) ordered.push_back(std::move(groups[m.second]));
-  return ordered;
-}
+// One sched_group of a domain, shared by every CPU whose domain at that level has the span
+// (get_group(): Linux allocates one per child span and links it into each of them).
+struct shared_group {
+  int child_id;                // the child level's id of its CPUs
+  std::span<const int> cpus;   // ascending
+  const lb_sum* sum;           // KernelImpl::lb_sums of exactly these CPUs, or nullptr
+  int cores;                   // sched_group::cores
+};
 
 }  // namespace
 
@@ -115,40 +90,98 @@ void build_sched_domains(KernelImpl* k) {
         first_of_core[static_cast<size_t>(c)] = 1;
       }
   }
-  const std::vector<std::vector<int>> spans[4] = {spans_by_id(t.core_of), spans_by_id(t.llc_of),
-                                                  spans_by_id(t.socket_of), spans_by_id(all)};
-  std::vector<int> slot[4];  // groups_of() scratch, per child kind
+  // Every span once (KernelImpl::sd_spans): the domains' of each level, and the groups'
+  // that are not a child span (where levels do not nest). The inner vectors never move, so
+  // the std::spans into them stay valid.
+  for (int li = 0; li < 4; ++li) k->sd_spans[li] = spans_by_id(*levels[li].id);
+  k->sd_group_parts.clear();
+  // Per level and domain id, its groups in ascending order of their first CPU: the span split
+  // by the child level's id (one pass over the span), each group with its sum and cores.
+  std::vector<std::vector<shared_group>> groups_of[4];
+  std::vector<int> slot[4];  // per child kind and id: the group's index while splitting, or -1
   for (int kind = 0; kind < 4; ++kind) slot[kind].assign(cpus_with[kind].size(), -1);
+  for (int li = 0; li < 4; ++li) {
+    const Level& l = levels[li];
+    const std::vector<int>& child = *kinds[l.child];
+    groups_of[li].resize(k->sd_spans[li].size());
+    for (size_t id = 0; id < k->sd_spans[li].size(); ++id) {
+      const std::vector<int>& span = k->sd_spans[li][id];
+      std::vector<std::vector<int>> parts;
+      for (int c : span) {
+        int& g = slot[l.child][static_cast<size_t>(child[c])];
+        if (g < 0) {
+          g = static_cast<int>(parts.size());
+          parts.emplace_back();
+        }
+        parts[static_cast<size_t>(g)].push_back(c);
+      }
+      std::vector<shared_group>& gs = groups_of[li][id];
+      gs.reserve(parts.size());
+      for (std::vector<int>& part : parts) {
+        const int cid = child[part.front()];
+        slot[l.child][static_cast<size_t>(cid)] = -1;
+        int cores = 0;  // init_sched_groups_capacity(): one per SMT mask in the group
+        for (int c : part) cores += first_of_core[static_cast<size_t>(c)];
+        // The sum is the group's only if every CPU with this id is in the group (levels
+        // nest, as on real machines); otherwise update_sg_lb_stats() adds up the CPUs.
+        const bool whole = cpus_with[l.child][static_cast<size_t>(cid)] == part.size();
+        std::span<const int> cpus;
+        if (!whole) {
+          k->sd_group_parts.push_back(std::move(part));
+          cpus = k->sd_group_parts.back();
+        } else if (l.child == 0) {
+          cpus = std::span<const int>(&k->all_cpus[static_cast<size_t>(cid)], 1);
+        } else {
+          cpus = k->sd_spans[l.child - 1][static_cast<size_t>(cid)];
+        }
+        gs.push_back({cid, cpus, whole ? &k->lb_sums[l.child][static_cast<size_t>(cid)] : nullptr, cores});
+      }
+    }
+  }
+  std::vector<std::pair<int64_t, size_t>> met;
   for (int cpu = 0; cpu < n; ++cpu) {
     rq* rq = k->rq_of(cpu);
     rq->sd.clear();
     size_t prev_weight = 1;
     for (size_t li = 0; li < std::size(levels); ++li) {
       const Level& l = levels[li];
-      std::vector<int> span = spans[li][static_cast<size_t>((*l.id)[cpu])];
+      const size_t id = static_cast<size_t>((*l.id)[cpu]);
+      const std::vector<int>& span = k->sd_spans[li][id];
       if (span.size() <= prev_weight) continue;  // degenerate
       sched_domain sd;
       sd.name = l.name;
       sd.level = static_cast<int>(rq->sd.size());
       sd.span_weight = static_cast<int>(span.size());
       // Groups are the spans of the child level (cores, LLCs, sockets); a degenerate child
-      // level gives the same groups as the one below it.
-      const std::vector<int>& child = *kinds[l.child];
-      sd.groups = groups_of(span, child, cpu, &slot[l.child]);
-      for (size_t g = 0; g < sd.groups.size(); ++g) {
-        const int id = child[sd.groups[g].front()];
-        // The sum is the group's only if every CPU with this id is in the group (levels
-        // nest, as on real machines); otherwise update_sg_lb_stats() adds up the CPUs.
-        const bool whole = cpus_with[l.child][static_cast<size_t>(id)] == sd.groups[g].size();
-        sd.group_sum.push_back(whole ? &k->lb_sums[l.child][static_cast<size_t>(id)] : nullptr);
-        if (id == child[cpu]) sd.local = g;
-        int cores = 0;  // init_sched_groups_capacity(): one per SMT mask in the group
-        for (int c : sd.groups[g]) cores += first_of_core[static_cast<size_t>(c)];
-        sd.group_cores.push_back(cores);
+      // level gives the same groups as the one below it. They are listed as
+      // build_sched_groups() links them for `cpu`'s domain: in the order
+      // for_each_cpu_wrap(i, span, cpu) first meets them, so the local group comes first and
+      // the rest follow from cpu on, wrapping. Balancing and fork placement walk this list,
+      // and on ties keep the group met first. The wrap meets a group first at its lowest CPU
+      // >= cpu, or, if it has none, at its lowest CPU after wrapping past the end of the span.
+      const std::vector<shared_group>& gs = groups_of[li][id];
+      const int64_t wrap = static_cast<int64_t>(span.back()) + 1;
+      met.resize(gs.size());
+      for (size_t g = 0; g < gs.size(); ++g) {
+        const std::span<const int> cpus = gs[g].cpus;
+        auto it = std::lower_bound(cpus.begin(), cpus.end(), cpu);
+        met[g] = {it != cpus.end() ? *it : cpus.front() + wrap, g};
+      }
+      std::sort(met.begin(), met.end());
+      const int child_id = (*kinds[l.child])[cpu];
+      sd.groups.reserve(gs.size());
+      sd.group_sum.reserve(gs.size());
+      sd.group_cores.reserve(gs.size());
+      for (const auto& m : met) {
+        const shared_group& sg = gs[m.second];
+        if (sg.child_id == child_id) sd.local = sd.groups.size();
+        sd.groups.push_back(sg.cpus);
+        sd.group_sum.push_back(sg.sum);
+        sd.group_cores.push_back(sg.cores);
       }
       // A group's flags are its child domain's: SMT cores share capacity.
       sd.groups_share_capacity = !rq->sd.empty() && rq->sd.back().share_cpucapacity;
-      sd.span = std::move(span);
+      sd.span = span;
       sd.imbalance_pct = l.imbalance_pct;
       sd.cache_nice_tries = l.cache_nice_tries;
       sd.share_llc = l.share_llc;
@@ -161,7 +194,7 @@ void build_sched_domains(KernelImpl* k) {
       sd.max_interval = 2 * sd.span_weight;
       sd.balance_interval = sd.span_weight;
       sd.numa = l.numa;
-      prev_weight = sd.span.size();
+      prev_weight = span.size();
       rq->sd.push_back(std::move(sd));
     }
     // imb_numa_nr (build_sched_domains()): the first level above the LLC allows an imbalance

@@ -189,7 +189,8 @@ TEST(Cli, BenchJsonHasTheDocumentedKeysAndConsistentFigures) {
   EXPECT_EQ(keys, (std::vector<std::string>{
                       "scenario", "machine", "cpus", "simulated_seconds", "events", "repeat",
                       "wall_seconds", "wall_seconds_all", "events_per_second",
-                      "simulated_seconds_per_wall_second", "host_cpu"}));
+                      "simulated_seconds_per_wall_second", "host_cpu", "peak_memory_mb"}));
+  EXPECT_GT(j["peak_memory_mb"].get<double>(), 1.0);
   EXPECT_EQ(j["cpus"], 384);
   EXPECT_EQ(j["repeat"], 2);
   EXPECT_EQ(j["wall_seconds_all"].size(), 2u);
@@ -199,6 +200,20 @@ TEST(Cli, BenchJsonHasTheDocumentedKeysAndConsistentFigures) {
   EXPECT_NEAR(j["simulated_seconds_per_wall_second"].get<double>() * wall, 0.02, 1e-9);
   EXPECT_FALSE(j["host_cpu"].get<std::string>().empty());
   std::remove(path.c_str());
+}
+
+// `bench --scenario` runs one of the fixed scenarios, the large one on a generated 2048-CPU
+// machine; an unknown name is bad input naming the option and the value.
+TEST(Cli, BenchScenarioPicksTheMachineAndWorkload) {
+  const std::string path = tmp_path("bench_large.json");
+  ASSERT_EQ(run_cli({"bench", "--scenario", "large", "--duration", "1ms", "--json", path}), 0);
+  std::ifstream in(path);
+  const nlohmann::ordered_json j = nlohmann::ordered_json::parse(in);
+  EXPECT_EQ(j["machine"], "synth:8x128x2");
+  EXPECT_EQ(j["cpus"], 2048);
+  EXPECT_EQ(j["scenario"], "synth:8x128x2 locktable");
+  std::remove(path.c_str());
+  expect_bad_input({"bench", "--scenario", "tpcc"}, "--scenario must be one of spinlock, locktable, oltp, large (got 'tpcc')");
 }
 
 TEST(Determinism, SameScenarioAndSeedGiveByteIdenticalJson) {

@@ -331,5 +331,46 @@ TEST(RestrictCpus, RejectsZeroAndMoreCpusThanTheMachineHas) {
   EXPECT_EQ(m.topo.nr_cpus, 4);
 }
 
+TEST(SynthMachine, GeneratesSocketsOfLlcsOfSmtCoresWithGenoasCosts) {
+  Machine m = load("synth:16x256x2");
+  EXPECT_EQ(m.name, "synth:16x256x2");
+  EXPECT_EQ(m.topo.nr_cpus, 8192);
+  EXPECT_EQ(m.topo.nr_cores(), 4096);
+  EXPECT_EQ(m.topo.nr_llcs(), 512);  // 8 cores (16 CPUs) per LLC by default
+  EXPECT_EQ(m.topo.nr_sockets(), 16);
+  EXPECT_EQ(m.topo.smt_sibling(5), 5 + 4096);  // split numbering, as genoa
+  EXPECT_EQ(m.topo.llc_of[4096 + 7], m.topo.llc_of[7]);
+  EXPECT_NE(m.topo.llc_of[8], m.topo.llc_of[7]);
+  EXPECT_EQ(m.topo.socket_of[255], 0);
+  EXPECT_EQ(m.topo.socket_of[256], 1);
+  EXPECT_EQ(m.costs.line_xllc_ns, load("genoa").costs.line_xllc_ns);
+  const Machine l = load("synth:2x12x1:llc=6");
+  EXPECT_EQ(l.topo.nr_cpus, 24);
+  EXPECT_EQ(l.topo.nr_llcs(), 4);
+  EXPECT_EQ(l.topo.smt_sibling(0), -1);
+  EXPECT_EQ(load("synth:1x4x2").topo.nr_llcs(), 1);  // fewer than 8 cores: one LLC
+}
+
+TEST(SynthMachine, BadNamesAreRefusedNamingTheValue) {
+  Machine m;
+  EXPECT_EQ(load_machine("synth:2x12", &m).error,
+            "machine 'synth:2x12': expected synth:SOCKETSxCORESxSMT[:llc=CORES]");
+  EXPECT_EQ(load_machine("synth:0x12x2", &m).error,
+            "machine 'synth:0x12x2': expected synth:SOCKETSxCORESxSMT[:llc=CORES]");
+  EXPECT_EQ(load_machine("synth:2x12x2x", &m).error,
+            "machine 'synth:2x12x2x': expected synth:SOCKETSxCORESxSMT[:llc=CORES]");
+  EXPECT_EQ(load_machine("synth:2x12x3", &m).error, "machine 'synth:2x12x3': SMT must be 1 or 2 (got 3)");
+  EXPECT_EQ(load_machine("synth:2x12x2:llc=5", &m).error,
+            "machine 'synth:2x12x2:llc=5': llc=5 must divide the 12 cores per socket");
+  EXPECT_EQ(load_machine("synth:2x12x2:llc=x", &m).error,
+            "machine 'synth:2x12x2:llc=x': llc must be a count of cores (got 'x')");
+  EXPECT_EQ(load_machine("synth:2x12x2:l3=4", &m).error,
+            "machine 'synth:2x12x2:l3=4': expected synth:SOCKETSxCORESxSMT[:llc=CORES] (unknown option 'l3=4')");
+  EXPECT_EQ(load_machine("synth:16x512x2", &m).error,
+            "machine 'synth:16x512x2': 16384 CPUs, more than the limit of 8192");
+  EXPECT_EQ(load_machine("synth:8192x8192x2", &m).error,
+            "machine 'synth:8192x8192x2': 134217728 CPUs, more than the limit of 8192");
+}
+
 }  // namespace
 }  // namespace hw

@@ -81,8 +81,9 @@ TEST(Domains, GroupsStartAtTheCpusOwnGroupAndWrap) {
     for (size_t g = 0; g < n; ++g) f += std::to_string(d.groups[g].front()) + " ";
     return f;
   };
-  EXPECT_EQ(sd[0].groups[0], (std::vector<int>{212}));  // SMT: itself, then its sibling 20
-  EXPECT_EQ(sd[0].groups[1], (std::vector<int>{20}));
+  EXPECT_EQ(std::vector<int>(sd[0].groups[0].begin(), sd[0].groups[0].end()),
+            (std::vector<int>{212}));  // SMT: itself, then its sibling 20
+  EXPECT_EQ(std::vector<int>(sd[0].groups[1].begin(), sd[0].groups[1].end()), (std::vector<int>{20}));
   EXPECT_EQ(firsts(sd[1], 8), "20 21 22 23 16 17 18 19 ");  // MC: cores 20..23, then 16..19
   ASSERT_EQ(sd[2].groups.size(), 12u);  // PKG: LLC 2, 3, ..., 11, then 0 and 1
   EXPECT_EQ(firsts(sd[2], 12), "16 24 32 40 48 56 64 72 80 88 0 8 ");

@@ -95,7 +95,7 @@ inline void check_lb_view(const kernel::KernelImpl& k) {
   // Every sched group's kept sums equal the sums over its CPUs; the local group holds c.
   for (int c = 0; c < k.nr_cpus(); ++c) {
     for (const kernel::sched_domain& sd : k.cpu_rq(c).sd) {
-      const std::vector<int>& local = sd.groups[sd.local];
+      const std::span<const int> local = sd.groups[sd.local];
       EXPECT_TRUE(std::find(local.begin(), local.end(), c) != local.end()) << sd.name << " cpu " << c;
       for (size_t g = 0; g < sd.groups.size(); ++g) {
         if (!sd.group_sum[g]) continue;

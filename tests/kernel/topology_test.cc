@@ -57,7 +57,7 @@ void check_domains(const kernel::KernelImpl& k, size_t* checked) {
       ASSERT_EQ(sd.group_cores.size(), sd.groups.size()) << where;
       const int tag = cpu * 8 + static_cast<int>(l);
       size_t total = 0;
-      for (const std::vector<int>& g : sd.groups) {
+      for (const std::span<const int> g : sd.groups) {
         ASSERT_FALSE(g.empty()) << where;
         total += g.size();
         for (int c : g) {
@@ -67,7 +67,7 @@ void check_domains(const kernel::KernelImpl& k, size_t* checked) {
         }
         // A group is the span of the child domain of its CPUs (or the CPU itself at the bottom).
         if (l > 0) {
-          EXPECT_EQ(k.cpu_rq(g.front()).sd[l - 1].span, g) << where;
+          EXPECT_TRUE(std::ranges::equal(k.cpu_rq(g.front()).sd[l - 1].span, g)) << where;
         } else {
           // The bottom level's groups are single CPUs or SMT siblings (a degenerate child).
           EXPECT_LE(g.size(), 2u) << where;
@@ -83,7 +83,7 @@ void check_domains(const kernel::KernelImpl& k, size_t* checked) {
       const int other = sd.span[sd.span.size() / 2];
       bool found = false;
       for (const auto& o : k.cpu_rq(other).sd)
-        if (o.span == sd.span) found = true;
+        if (std::ranges::equal(o.span, sd.span)) found = true;
       EXPECT_TRUE(found) << where << ": cpu " << other << " has no domain with the same span";
       ++*checked;
     }
@@ -111,7 +111,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Shape{1, 300, 2, 300, "adjacent"}, Shape{4, 64, 2, 16, "adjacent"},
                       Shape{8, 128, 1, 8, "split"},     // 1024 CPUs, NUMA level of 8 sockets
                       Shape{2, 1024, 2, 16, "split"},   // 4096
-                      Shape{2, 2048, 2, 16, "split"}),  // 8192, the documented limit
+                      Shape{2, 2048, 2, 16, "split"},   // 8192, the documented limit
+                      Shape{16, 256, 2, 8, "split"}),   // 8192 as synth:16x256x2: 16 nodes
     [](const ::testing::TestParamInfo<Shape>& info) {
       const Shape& s = info.param;
       return std::to_string(s.sockets) + "x" + std::to_string(s.cores_per_socket) + "x" + std::to_string(s.threads) +
@@ -129,6 +130,31 @@ TEST(Topologies, AHogRunsOnASocketOf258Cpus) {
     });
   sim.run(20 * sim::kNsecPerMsec);
   testing_support::check_invariants(*sim.k, 20 * sim::kNsecPerMsec);
+}
+
+// Linux allocates one sched_group per child span and links it into the domain of every CPU
+// that spans it (get_group()); the domains' spans are shared alike. Here a span's CPUs are
+// stored once, so an 8192-CPU machine's domains take memory linear in its CPUs: every CPU of
+// a span points at the same CPUs, and a group is the child domain's span itself.
+TEST(Topologies, TheCpusOfASpanShareItsGroupsAndSpanStorage) {
+  hw::Machine m;
+  ASSERT_TRUE(hw::load_machine("synth:16x256x2", &m).ok());
+  testing_support::Sim sim(m);
+  const kernel::KernelImpl& k = *sim.k;
+  ASSERT_EQ(k.nr_cpus(), 8192);
+  for (int cpu : {0, 1, 255, 4096, 4097, 8191}) {
+    const auto& sds = k.cpu_rq(cpu).sd;
+    ASSERT_EQ(sds.size(), 4u) << "cpu " << cpu;  // SMT, MC, PKG, NUMA
+    for (size_t l = 0; l < sds.size(); ++l) {
+      const kernel::sched_domain& sd = sds[l];
+      const int other = sd.span.back() == cpu ? sd.span.front() : sd.span.back();
+      EXPECT_EQ(k.cpu_rq(other).sd[l].span.data(), sd.span.data()) << "cpu " << cpu << " " << sd.name;
+      for (const std::span<const int> g : sd.groups) {
+        if (l == 0) continue;  // single CPUs
+        EXPECT_EQ(k.cpu_rq(g.front()).sd[l - 1].span.data(), g.data()) << "cpu " << cpu << " " << sd.name;
+      }
+    }
+  }
 }
 
 }  // namespace
