@@ -18,6 +18,7 @@
 #include "kernel/entry/common.h"
 #include "kernel/kernel_impl.h"
 #include "kernel/syscalls.h"
+#include "kernel/trace_points.h"
 
 namespace kernel {
 
@@ -50,6 +51,7 @@ void softirq_pass(rq* rq) {
     const int nr = __builtin_ctz(pending);
     pending &= pending - 1;
     s.count[nr]++;  // kstat_incr_softirqs_this_cpu()
+    trace_softirq_entry(rq, static_cast<unsigned>(nr));
     sim::Time run = s.work_ns[nr];
     if (s.budget_ns[nr] > 0 && run > s.budget_ns[nr]) {
       run = s.budget_ns[nr];
@@ -57,6 +59,7 @@ void softirq_pass(rq* rq) {
     }
     s.work_ns[nr] -= run;
     cost += run;
+    trace_softirq_exit(rq, static_cast<unsigned>(nr));
   }
   if (cost == 0) return;
   cpu_charge(rq, cost);
