@@ -8,6 +8,7 @@
 // deltas) exactly as `trace-cmd extract` copies them out of the kernel.
 #include "trace/trace_writer.h"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <array>
@@ -89,21 +90,23 @@ const char* event_name(TraceEvent e) {
 
 // sched_switch's prev_state as its TP_printk prints it: the TASK_REPORT letters, "R" for
 // none, "+" for TASK_REPORT_MAX (preempted).
-std::string prev_state_text(long s) {
-  static const char* const letters[] = {"S", "D", "T", "t", "X", "Z", "P", "I"};
-  std::string out;
-  if (s & 0xff) {
-    for (int i = 0; i < 8; ++i)
-      if (s & (1L << i)) {
-        if (!out.empty()) out += '|';
-        out += letters[i];
-      }
-  } else {
-    out = "R";
+struct StateText {
+  char s[20] = {};
+  explicit StateText(long state) {
+    static const char letters[] = "SDTtXZPI";
+    size_t n = 0;
+    if (state & 0xff) {
+      for (int i = 0; i < 8; ++i)
+        if (state & (1L << i)) {
+          if (n) s[n++] = '|';
+          s[n++] = letters[i];
+        }
+    } else {
+      s[n++] = 'R';
+    }
+    if (state & 0x100) s[n++] = '+';
   }
-  if (s & 0x100) out += '+';
-  return out;
-}
+};
 
 // ---- Format files ----
 
@@ -302,24 +305,32 @@ TraceWriter::~TraceWriter() {
   for (CpuBuffer* b : cpus_) delete b;
 }
 
+namespace {
+template <typename T>
+T& by_pid(std::vector<T>* v, int pid) {
+  if (static_cast<size_t>(pid) >= v->size()) v->resize(static_cast<size_t>(pid) + 1);
+  return (*v)[static_cast<size_t>(pid)];
+}
+}  // namespace
+
 void TraceWriter::note_comm(const kernel::TraceTask& t) {
-  if (t.pid == 0) return;
-  auto it = comms_.find(t.pid);
-  if (it == comms_.end()) comms_.emplace(t.pid, t.comm);
+  if (t.pid <= 0) return;
+  std::string& c = by_pid(&comms_, t.pid);
+  if (c.empty()) c = t.comm;
 }
 
 void TraceWriter::record(const TraceRecord& r) {
   if (r.ts < window_.start || r.ts >= window_.end) return;
   switch (r.type) {
     case TraceEvent::user_span_begin:
-      spans_[r.curr.pid]++;
-      emit_marker(r, fmt::format("B|{}|{}", r.curr.tgid, r.name));
+      by_pid(&spans_, r.curr.pid)++;
+      emit_marker(r, marker("B|{}|{}", r.curr.tgid, r.name));
       return;
     case TraceEvent::user_span_end: {
-      int& open = spans_[r.curr.pid];
+      int& open = by_pid(&spans_, r.curr.pid);
       if (open == 0) return;  // opened before the window
       open--;
-      emit_marker(r, fmt::format("E|{}", r.curr.tgid));
+      emit_marker(r, marker("E|{}", r.curr.tgid));
       return;
     }
     default:
@@ -329,21 +340,21 @@ void TraceWriter::record(const TraceRecord& r) {
   // The grant as an async slice of the process (Perfetto: S/F with the thread id as cookie),
   // from the grant to the first of yield, revoke, expiry or the task leaving the CPU.
   auto close_grant = [&](const kernel::TraceTask& t) {
-    auto it = granted_.find(t.pid);
-    if (it == granted_.end() || !it->second) return;
-    it->second = false;
+    uint8_t& open = by_pid(&granted_, t.pid);
+    if (!open) return;
+    open = 0;
     TraceRecord at = r;
     at.curr = t;
-    emit_marker(at, fmt::format("F|{}|extension granted|{}", t.tgid, t.pid));
+    emit_marker(at, marker("F|{}|extension granted|{}", t.tgid, t.pid));
   };
   switch (r.type) {
     case TraceEvent::slice_ext_grant: {
-      bool& open = granted_[r.a.pid];
+      uint8_t& open = by_pid(&granted_, r.a.pid);
       if (!open) {
-        open = true;
+        open = 1;
         TraceRecord at = r;
         at.curr = r.a;
-        emit_marker(at, fmt::format("S|{}|extension granted|{}", r.a.tgid, r.a.pid));
+        emit_marker(at, marker("S|{}|extension granted|{}", r.a.tgid, r.a.pid));
       }
       break;
     }
@@ -371,7 +382,7 @@ void TraceWriter::emit(const TraceRecord& r) {
     emit_dat(r, nullptr);
 }
 
-void TraceWriter::emit_marker(const TraceRecord& at, const std::string& buf) {
+void TraceWriter::emit_marker(const TraceRecord& at, std::string_view buf) {
   nr_events_++;
   note_comm(at.curr);
   if (format_ == Format::Text)
@@ -382,63 +393,63 @@ void TraceWriter::emit_marker(const TraceRecord& at, const std::string& buf) {
 
 // trace_print_context() + the latency flags (irqs-off, need-resched, hardirq/softirq,
 // preempt-depth, migrate-disable) + the event's TP_printk. Timestamps in ns (9 decimals).
-void TraceWriter::emit_text(const TraceRecord& r, const std::string* marker) {
+void TraceWriter::emit_text(const TraceRecord& r, const std::string_view* marker) {
   const char flags[6] = {(r.irq_flags & 0x01) ? 'd' : '.', '.',
                          (r.irq_flags & 0x08) ? 'h' : (r.irq_flags & 0x10) ? 's' : '.', '.', '.', '\0'};
   const char* comm = r.curr.pid == 0 ? "<idle>" : r.curr.comm;
-  fmt::format_to(std::back_inserter(text_), "{:>16}-{:<7} [{:03d}] {} {:5d}.{:09d}: ", comm, r.curr.pid,
-                 r.cpu, flags, r.ts / 1000000000, r.ts % 1000000000);
+  auto out = std::back_inserter(text_);
+  fmt::format_to(out, FMT_COMPILE("{:>16}-{:<7} [{:03d}] {} {:5d}.{:09d}: "), comm, r.curr.pid, r.cpu,
+                 flags, r.ts / 1000000000, r.ts % 1000000000);
   if (marker) {
-    fmt::format_to(std::back_inserter(text_), "tracing_mark_write: {}\n", *marker);
+    fmt::format_to(out, FMT_COMPILE("tracing_mark_write: {}\n"), *marker);
     return;
   }
-  auto out = std::back_inserter(text_);
-  fmt::format_to(out, "{}: ", event_name(r.type));
+  fmt::format_to(out, FMT_COMPILE("{}: "), event_name(r.type));
   switch (r.type) {
     case TraceEvent::sched_switch:
-      fmt::format_to(out, "prev_comm={} prev_pid={} prev_prio={} prev_state={} ==> next_comm={} next_pid={} next_prio={}",
-                     r.a.comm, r.a.pid, r.a.prio, prev_state_text(r.state), r.b.comm, r.b.pid, r.b.prio);
+      fmt::format_to(out, FMT_COMPILE("prev_comm={} prev_pid={} prev_prio={} prev_state={} ==> next_comm={} next_pid={} next_prio={}"),
+                     r.a.comm, r.a.pid, r.a.prio, StateText(r.state).s, r.b.comm, r.b.pid, r.b.prio);
       break;
     case TraceEvent::sched_wakeup:
     case TraceEvent::sched_wakeup_new:
-      fmt::format_to(out, "comm={} pid={} prio={} target_cpu={:03d}", r.a.comm, r.a.pid, r.a.prio, r.dest_cpu);
+      fmt::format_to(out, FMT_COMPILE("comm={} pid={} prio={} target_cpu={:03d}"), r.a.comm, r.a.pid, r.a.prio, r.dest_cpu);
       break;
     case TraceEvent::sched_migrate_task:
-      fmt::format_to(out, "comm={} pid={} prio={} orig_cpu={} dest_cpu={}", r.a.comm, r.a.pid, r.a.prio,
+      fmt::format_to(out, FMT_COMPILE("comm={} pid={} prio={} orig_cpu={} dest_cpu={}"), r.a.comm, r.a.pid, r.a.prio,
                      r.orig_cpu, r.dest_cpu);
       break;
     case TraceEvent::sched_process_fork:
-      fmt::format_to(out, "comm={} pid={} child_comm={} child_pid={}", r.a.comm, r.a.pid, r.b.comm, r.b.pid);
+      fmt::format_to(out, FMT_COMPILE("comm={} pid={} child_comm={} child_pid={}"), r.a.comm, r.a.pid, r.b.comm, r.b.pid);
       break;
     case TraceEvent::sched_process_exit:
-      fmt::format_to(out, "comm={} pid={} prio={}", r.a.comm, r.a.pid, r.a.prio);
+      fmt::format_to(out, FMT_COMPILE("comm={} pid={} prio={}"), r.a.comm, r.a.pid, r.a.prio);
       break;
     case TraceEvent::irq_handler_entry:
-      fmt::format_to(out, "irq={} name={}", r.irq, r.name);
+      fmt::format_to(out, FMT_COMPILE("irq={} name={}"), r.irq, r.name);
       break;
     case TraceEvent::irq_handler_exit:
-      fmt::format_to(out, "irq={} ret=handled", r.irq);
+      fmt::format_to(out, FMT_COMPILE("irq={} ret=handled"), r.irq);
       break;
     case TraceEvent::softirq_entry:
     case TraceEvent::softirq_exit:
-      fmt::format_to(out, "vec={} [action={}]", r.vec, r.vec < std::size(kSoftirqName) ? kSoftirqName[r.vec] : "");
+      fmt::format_to(out, FMT_COMPILE("vec={} [action={}]"), r.vec, r.vec < std::size(kSoftirqName) ? kSoftirqName[r.vec] : "");
       break;
     case TraceEvent::hrtimer_expire_entry:
-      fmt::format_to(out, "hrtimer={:#x} function={} now={}", r.hrtimer,
+      fmt::format_to(out, FMT_COMPILE("hrtimer={:#x} function={} now={}"), r.hrtimer,
                      kHrtimerFn[static_cast<size_t>(r.timer)], r.ts);
       break;
     case TraceEvent::hrtimer_expire_exit:
-      fmt::format_to(out, "hrtimer={:#x}", r.hrtimer);
+      fmt::format_to(out, FMT_COMPILE("hrtimer={:#x}"), r.hrtimer);
       break;
     default:  // schedlab: slice_ext_*
-      fmt::format_to(out, "comm={} pid={}", r.a.comm, r.a.pid);
+      fmt::format_to(out, FMT_COMPILE("comm={} pid={}"), r.a.comm, r.a.pid);
       break;
   }
-  text_ += '\n';
+  text_.push_back('\n');
 }
 
 // The event's entry as the ring buffer holds it: the common fields, then TP_STRUCT__entry.
-void TraceWriter::emit_dat(const TraceRecord& r, const std::string* marker) {
+void TraceWriter::emit_dat(const TraceRecord& r, const std::string_view* marker) {
   if (r.cpu < 0) return;
   while (cpus_.size() <= static_cast<size_t>(r.cpu)) cpus_.push_back(new CpuBuffer);
   uint8_t e[128] = {};
@@ -551,7 +562,8 @@ std::string TraceWriter::finish(int nr_cpus) {
         "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n"
         "#              | |         |   |||||     |         |\n",
         nr_events_, nr_events_, nr_cpus);
-    return head + text_;
+    head.append(text_.data(), text_.size());
+    return head;
   }
   std::string s;
   s += std::string("\x17\x08\x44tracing", 10);
@@ -588,7 +600,8 @@ std::string TraceWriter::finish(int nr_cpus) {
   s += kallsyms;
   put<uint32_t>(&s, 0);  // no trace_printk formats
   std::string cmdlines;
-  for (const auto& [pid, comm] : comms_) cmdlines += fmt::format("{} {}\n", pid, comm);
+  for (size_t pid = 0; pid < comms_.size(); ++pid)
+    if (!comms_[pid].empty()) cmdlines += fmt::format("{} {}\n", pid, comms_[pid]);
   put<uint64_t>(&s, cmdlines.size());
   s += cmdlines;
   while (cpus_.size() < static_cast<size_t>(nr_cpus)) cpus_.push_back(new CpuBuffer);

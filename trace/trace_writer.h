@@ -4,8 +4,10 @@
 // version 6) that `trace-cmd report` and KernelShark read. docs/tracing.md describes both.
 #pragma once
 #include <cstdint>
-#include <map>
+#include <fmt/format.h>
+
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernel/trace.h"
@@ -40,20 +42,30 @@ class TraceWriter final : public kernel::TraceSink {
   struct CpuBuffer;
   // One event (or trace_marker write) into the text or the CPU's pages.
   void emit(const kernel::TraceRecord& r);
-  void emit_marker(const kernel::TraceRecord& at, const std::string& buf);
-  void emit_text(const kernel::TraceRecord& r, const std::string* marker);
-  void emit_dat(const kernel::TraceRecord& r, const std::string* marker);
+  void emit_marker(const kernel::TraceRecord& at, std::string_view buf);
+  void emit_text(const kernel::TraceRecord& r, const std::string_view* marker);
+  void emit_dat(const kernel::TraceRecord& r, const std::string_view* marker);
+  // A trace_marker write's text, in marker_ (valid until the next call).
+  template <typename... Args>
+  std::string_view marker(fmt::format_string<Args...> format, Args&&... args) {
+    marker_.clear();
+    fmt::format_to(std::back_inserter(marker_), format, std::forward<Args>(args)...);
+    return {marker_.data(), marker_.size()};
+  }
   void note_comm(const kernel::TraceTask& t);
 
   Format format_;
   Window window_;
   uint64_t nr_events_ = 0;
-  std::string text_;
+  fmt::memory_buffer text_;
   std::vector<CpuBuffer*> cpus_;
-  std::map<int, std::string> comms_;  // pid -> comm (saved_cmdlines)
-  std::map<int, bool> granted_;       // pid -> an "extension granted" async slice is open
-  std::map<int, int> spans_;          // pid -> user spans open (B without E)
+  // By pid (pids are small and dense): the comm (saved_cmdlines; "" = not seen), whether an
+  // "extension granted" async slice is open, how many user spans are open (B without E).
+  std::vector<std::string> comms_;
+  std::vector<uint8_t> granted_;
+  std::vector<int> spans_;
   std::string scratch_;
+  fmt::memory_buffer marker_;
 };
 
 }  // namespace trace
