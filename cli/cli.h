@@ -58,6 +58,8 @@ struct RunOptions {
   std::vector<std::string> sets;
   std::vector<std::string> also;
   bool per_task = false, per_cpu = false;
+  // `run` only: --trace FILE, --trace-window START,END, --trace-format text|dat.
+  std::string trace, trace_window, trace_format;
 };
 
 // An integer option's value in lo..hi, or an error naming the option and the value given.

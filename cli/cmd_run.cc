@@ -8,6 +8,7 @@
 #include "report/json.h"
 #include "report/output_file.h"
 #include "report/table.h"
+#include "trace/trace_writer.h"
 
 namespace cli {
 
@@ -24,14 +25,35 @@ int do_run(const RunOptions& o) {
   report::OutputFile out;
   std::string werr;
   if (!o.json.empty() && !out.open(o.json, &werr)) return fail(werr);
+  // --trace: its options are checked and its file opened before the run too.
+  if (o.trace.empty() && !(o.trace_window.empty() && o.trace_format.empty()))
+    return fail(o.trace_window.empty() ? "--trace-format: needs --trace FILE"
+                                       : "--trace-window: needs --trace FILE");
+  if (!o.trace.empty() && o.trace == o.json)
+    return fail("--trace: '" + o.trace + "' is also the --json destination");
+  trace::Format trace_format = trace::Format::Text;
+  trace::Window trace_window;
+  std::unique_ptr<trace::TraceWriter> tracer;
+  report::OutputFile trace_out;
+  if (!o.trace.empty()) {
+    if (std::string err = trace::parse_format(o.trace_format, o.trace, &trace_format); !err.empty())
+      return fail(err);
+    if (!o.trace_window.empty())
+      if (std::string err = trace::parse_window(o.trace_window, &trace_window); !err.empty())
+        return fail(err);
+    if (!trace_out.open(o.trace, &werr)) return fail(werr);
+    tracer = std::make_unique<trace::TraceWriter>(trace_format, trace_window);
+  }
 
   report::Results r;
   ProgressLine progress(e.duration_ns);
-  if (std::string err = scenario::run(e, &r, std::ref(progress)); !err.empty()) return fail(err);
+  if (std::string err = scenario::run(e, &r, std::ref(progress), tracer.get()); !err.empty())
+    return fail(err);
   // Checked before anything is written: a bad pid leaves no output file.
   if (proc_pid && std::none_of(r.tasks.begin(), r.tasks.end(),
                                [&](const report::TaskResult& t) { return t.pid == proc_pid; }))
     return fail("--proc: no task with pid " + std::to_string(proc_pid));
+  if (tracer && !trace_out.commit(tracer->finish(r.cpus), &werr)) return fail(werr);
   if (!o.json.empty() && !out.commit(report::render_json(r), &werr)) return fail(werr);
   if (o.json != "-") {
     report::TableOptions t;

@@ -54,6 +54,14 @@ int main_with_args(const std::vector<std::string>& args) {
   run->add_flag("--per-task", ro.per_task, "print every task");
   run->add_flag("--per-cpu", ro.per_cpu, "print every CPU");
   opt(run, "--proc", ro.proc, "print a /proc/<pid>/sched-style dump of this task")->type_name("N");
+  opt(run, "--trace", ro.trace,
+      "write the run's scheduler events to FILE: ftrace text (Perfetto), or a trace-cmd "
+      "trace.dat if FILE ends in .dat (see docs/tracing.md)")->type_name("FILE");
+  opt(run, "--trace-window", ro.trace_window,
+      "START,END: trace only this span of simulated time, e.g. 100ms,110ms (default: all)")
+      ->type_name("START,END");
+  opt(run, "--trace-format", ro.trace_format, "text or dat (default: from the --trace file name)")
+      ->type_name("FORMAT");
 
   CompareOptions co;
   CLI::App* cmp = app.add_subcommand("compare", "Run a workload under several settings and seeds");

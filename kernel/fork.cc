@@ -11,6 +11,7 @@
 #include "kernel/kernel_impl.h"
 #include "kernel/syscalls.h"
 #include "kernel/time/hrtimer.h"
+#include "kernel/trace_points.h"
 
 namespace kernel {
 
@@ -74,6 +75,7 @@ int64_t sys_clone(rq* rq, task_struct* parent, const UserAction& a) {
   task_struct* child = k->pending_forks[static_cast<size_t>(a.arg[0])].p;
   cpu_charge(rq, k->machine_.costs.clone_ns);
   __set_task_cpu(child, rq->cpu);
+  trace_sched_process_fork(rq, parent, child);
   wake_up_new_task(k, child, /*as_fair_child=*/true);
   return child->pid;
 }

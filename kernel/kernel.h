@@ -10,6 +10,7 @@
 #include "kernel/config.h"
 #include "kernel/net.h"
 #include "kernel/stats.h"
+#include "kernel/trace.h"
 #include "kernel/uapi.h"
 #include "sim/engine.h"
 
@@ -83,6 +84,15 @@ class Kernel {
   // counter is summed here and nowhere else (kernel/stats.cc).
   KernelStats snapshot() const;
 
+  // Tracing (kernel/trace.h): every tracepoint reports to `sink` (null: tracing off, the
+  // default). The sink must outlive the run.
+  void set_trace_sink(TraceSink* sink) { trace_sink_ = sink; }
+  // trace_marker: the current task, running user code, opens a span called `name` (a string
+  // with static storage), or closes its innermost open span (name == nullptr).
+  void trace_user_span(const char* name) {
+    if (trace_sink_) [[unlikely]] trace_user_span_slow(name);
+  }
+
  protected:
   Kernel(sim::Engine* engine, const hw::Machine& machine, const KernelConfig& cfg)
       : engine_(engine), machine_(machine), cfg_(cfg) {}
@@ -90,6 +100,10 @@ class Kernel {
   sim::Engine* engine_;
   hw::Machine machine_;
   KernelConfig cfg_;
+  TraceSink* trace_sink_ = nullptr;
+
+ private:
+  void trace_user_span_slow(const char* name);  // kernel/trace.cc
 };
 
 }  // namespace kernel

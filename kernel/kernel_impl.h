@@ -24,6 +24,7 @@ class KernelImpl final : public Kernel {
 
   using Kernel::cfg_;
   using Kernel::machine_;
+  using Kernel::trace_sink_;  // the tracepoints' sink (kernel/trace_points.h), null when off
   // The task that forks the threads, or null before the first one is created.
   const task_struct* launcher() const { return launcher_; }
   int nr_cpus() const { return static_cast<int>(rqs_.size()); }

@@ -11,6 +11,7 @@
 #include "kernel/entry/common.h"
 #include "kernel/kernel_impl.h"
 #include "kernel/time/hrtimer.h"
+#include "kernel/trace_points.h"
 
 namespace kernel {
 
@@ -86,7 +87,11 @@ void slice_ext_arm_timer(rq* rq, sim::Time expires, task_struct* cookie) {
 void slice_ext_timer_fn(sim::Timer* t, sim::Time now) {
   rq* rq = static_cast<struct rq*>(t->ctx);
   irqentry_enter(rq, now);
+  trace_irq_handler_entry(rq, kIrqLocalTimer, "local_timer");
+  trace_hrtimer_expire_entry(rq, TraceHrtimer::slice_ext_timer, static_cast<uint64_t>(rq->cpu));
   slice_ext(rq)->timer_fn(rq);
+  trace_hrtimer_expire_exit(rq, TraceHrtimer::slice_ext_timer, static_cast<uint64_t>(rq->cpu));
+  trace_irq_handler_exit(rq, kIrqLocalTimer);
   irqentry_exit(rq);
 }
 
@@ -130,7 +135,10 @@ void hrtick_delay_schedule_prev(rq* rq, task_struct* prev) {
 bool hrtick_delay_syscall_enter(rq*, task_struct*, int) { return false; }
 
 // sched_yield() from a granted task calls schedule() directly, not do_sched_yield().
-bool hrtick_delay_sched_yield(rq*, task_struct* p) { return p->slice.granted; }
+bool hrtick_delay_sched_yield(rq* rq, task_struct* p) {
+  if (p->slice.granted) trace_slice_ext(rq, TraceEvent::slice_ext_yield, p);
+  return p->slice.granted;
+}
 
 // hrtick(): *_delay_resched_tick() sets NEED_RESCHED on a granted current task, then the
 // class's task_tick(queued = 1) runs as for any hrtick.
@@ -139,6 +147,7 @@ void hrtick_delay_resched_tick(rq* rq) {
   if (curr->slice.granted) {
     curr->thread_flags |= TIF_NEED_RESCHED;
     curr->slice.nr_expired++;
+    trace_slice_ext(rq, TraceEvent::slice_ext_expire, curr);
   }
   if (!curr->is_idle) {
     update_rq_clock(rq);

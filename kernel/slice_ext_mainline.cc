@@ -9,6 +9,7 @@
 #include "kernel/kernel_impl.h"
 #include "kernel/cpu_exec.h"
 #include "kernel/slice_ext.h"
+#include "kernel/trace_points.h"
 
 namespace kernel {
 
@@ -21,6 +22,7 @@ void clear_grant(task_struct* p) {
   if (!p->slice.granted) return;
   p->slice.granted = false;
   p->slice.nr_revoked++;
+  trace_slice_ext(p->kern->rq_of(p->cpu), TraceEvent::slice_ext_revoke, p);
 }
 
 // rseq_grant_slice_extension(work_pending). Deny bits modelled: a pending rseq event
@@ -39,6 +41,7 @@ bool mainline_delay_resched(rq* rq, task_struct* p) {
   }
   if (!rseq_user_access(rq, p)) return false;  // read slice_ctrl (one 32-bit access)
   if (!rs->slice_request) return false;         // T4
+  trace_slice_ext(rq, TraceEvent::slice_ext_request, p);
   if (!slice_ext_policy_allows(rq, p)) return false;
   // T3: grant. request <- 0, granted <- 1; the deadline runs from now.
   rs->slice_request = 0;
@@ -47,6 +50,7 @@ bool mainline_delay_resched(rq* rq, task_struct* p) {
   // Sampled where the grant is made: after the interrupt's entry and handler work.
   p->slice.expires = kernel_clock(rq, rq->k->now()) + slice_ext_nsec(rq->k);
   p->slice.nr_granted++;
+  trace_slice_ext(rq, TraceEvent::slice_ext_grant, p);
   return true;
 }
 
@@ -96,8 +100,10 @@ bool mainline_syscall_enter(rq* rq, task_struct* p, int nr) {
     if (nr == NR_rseq_slice_yield) {
       p->slice.yielded = true;
       p->slice.nr_yielded++;
+      trace_slice_ext(rq, TraceEvent::slice_ext_yield, p);
     } else {
       p->slice.nr_aborted++;
+      trace_slice_ext(rq, TraceEvent::slice_ext_revoke, p);
     }
   }
   p->slice.granted = false;
@@ -113,6 +119,7 @@ void mainline_timer_fn(rq* rq) {
   task_struct* curr = rq->curr;
   if (rq->ex.slice_cookie != curr || !curr->slice.granted) return;  // stale (T8')
   curr->slice.nr_expired++;
+  trace_slice_ext(rq, TraceEvent::slice_ext_expire, curr);
   curr->thread_flags |= TIF_NEED_RESCHED;
 }
 

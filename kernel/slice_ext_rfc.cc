@@ -9,6 +9,7 @@
 #include "kernel/kernel_impl.h"
 #include "kernel/cpu_exec.h"
 #include "kernel/slice_ext.h"
+#include "kernel/trace_points.h"
 
 namespace kernel {
 
@@ -28,10 +29,12 @@ bool rfc_delay_resched(rq* rq, task_struct* p) {
     return false;
   }
   if (w->value != TASK_PREEMPT_DELAY_REQ) return false;
+  trace_slice_ext(rq, TraceEvent::slice_ext_request, p);
   if (!slice_ext_policy_allows(rq, p)) return false;
   w->value = TASK_PREEMPT_DELAY_GRANTED;
   p->slice.granted = true;
   p->slice.nr_granted++;
+  trace_slice_ext(rq, TraceEvent::slice_ext_grant, p);
   return true;
 }
 

@@ -8,6 +8,7 @@
 #include "kernel/kernel_impl.h"
 #include "kernel/cpu_exec.h"
 #include "kernel/slice_ext.h"
+#include "kernel/trace_points.h"
 
 namespace kernel {
 
@@ -22,11 +23,13 @@ bool proto_delay_resched(rq* rq, task_struct* p) {
   if (p->slice.granted) return false;
   if (!rseq_user_access(rq, p)) return false;  // copy_from_user(&flags)
   if (!(rs->flags & RSEQ_CS_FLAG_DELAY_RESCHED)) return false;
+  trace_slice_ext(rq, TraceEvent::slice_ext_request, p);
   if (!slice_ext_policy_allows(rq, p)) return false;
   if (!rseq_user_access(rq, p)) return false;  // copy_to_user(&flags)
   rs->flags &= ~RSEQ_CS_FLAG_DELAY_RESCHED;
   p->slice.granted = true;
   p->slice.nr_granted++;
+  trace_slice_ext(rq, TraceEvent::slice_ext_grant, p);
   return true;
 }
 

@@ -6,6 +6,7 @@
 #include "kernel/cpu_exec.h"
 #include "kernel/entry/common.h"
 #include "kernel/kernel_impl.h"
+#include "kernel/trace_points.h"
 
 namespace kernel {
 
@@ -36,6 +37,9 @@ void ipi_timer_fn(sim::Timer* t, sim::Time now) {
   const unsigned bits = rq->ex.ipi_pending;
   rq->ex.ipi_pending = 0;
   irqentry_enter(rq, now);
+  // The call-function vector when wakeups were queued, else the reschedule one.
+  const int irq = rq->ex.wake_list.empty() ? kIrqReschedule : kIrqCallFunction;
+  trace_irq_handler_entry(rq, irq, irq == kIrqReschedule ? "reschedule" : "call_function");
   if (!rq->ex.wake_list.empty()) sched_ttwu_pending(rq);
   if (bits & IPI_NOHZ_KICK) nohz_idle_balance(rq);
   if (bits & IPI_RT_PUSH) rto_push_irq_work_func(rq);
@@ -45,6 +49,7 @@ void ipi_timer_fn(sim::Timer* t, sim::Time now) {
     rq->resched_by_rt = true;
     resched_curr(rq);
   }
+  trace_irq_handler_exit(rq, irq);
   irqentry_exit(rq);
 }
 

@@ -18,6 +18,7 @@
 #include "kernel/entry/common.h"
 #include "kernel/kernel_impl.h"
 #include "kernel/syscalls.h"
+#include "kernel/trace_points.h"
 
 namespace kernel {
 
@@ -62,8 +63,10 @@ void softirq_pass(rq* rq) {
     const int nr = __builtin_ctz(pending);
     pending &= pending - 1;
     s.count[nr]++;  // kstat_incr_softirqs_this_cpu()
+    trace_softirq_entry(rq, static_cast<unsigned>(nr));
     if (s.action[nr]) {  // h->action(): it raises itself again if it leaves work
       cost += s.action[nr](rq, kernel_clock(rq, rq->k->now()) + cost);
+      trace_softirq_exit(rq, static_cast<unsigned>(nr));
       continue;
     }
     sim::Time run = s.work_ns[nr];
@@ -73,6 +76,7 @@ void softirq_pass(rq* rq) {
     }
     s.work_ns[nr] -= run;
     cost += run;
+    trace_softirq_exit(rq, static_cast<unsigned>(nr));
   }
   if (cost == 0) return;
   cpu_charge(rq, cost);

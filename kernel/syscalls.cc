@@ -13,6 +13,7 @@
 #include "kernel/slice_ext.h"
 #include "kernel/softirq.h"
 #include "kernel/task_shared.h"
+#include "kernel/trace_points.h"
 
 namespace kernel {
 
@@ -286,6 +287,7 @@ void do_exit(rq* rq, task_struct* p) {
   p->exited = true;
   p->exec = ExecKind::Dead;
   p->__state = TASK_DEAD;
+  trace_sched_process_exit(rq, p);
   rq->k->engine()->cancel(&p->sleep_timer);
   // exit_mm(): the last thread of a process takes its [task_shared] pages with it.
   bool last = true;

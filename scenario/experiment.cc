@@ -310,7 +310,8 @@ std::string validate(const Experiment& e) {
   return kernel::validate_config_machine(cfg, m.topo.nr_cpus);
 }
 
-std::string run(const Experiment& e, report::Results* out, const Progress& progress) {
+std::string run(const Experiment& e, report::Results* out, const Progress& progress,
+                kernel::TraceSink* trace) {
   if (std::string err = validate(e); !err.empty()) return err;
   hw::Machine m;
   load_experiment_machine(e, &m);
@@ -323,6 +324,7 @@ std::string run(const Experiment& e, report::Results* out, const Progress& progr
   sim::Engine engine;
   std::unique_ptr<kernel::Kernel> kernel = kernel::Kernel::create(&engine, m, cfg);
   kernel::Kernel& k = *kernel;
+  k.set_trace_sink(trace);
   // The rest of the system first: it runs before the scenario's threads are forked.
   if (std::string err = workloads::spawn_background(k, e.seed ^ 0xb4c6b0d1ULL); !err.empty()) return err;
   std::unique_ptr<workloads::Workload> w = info->make();

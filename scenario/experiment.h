@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hw/machine.h"
+#include "kernel/trace.h"
 #include "report/results.h"
 
 namespace scenario {
@@ -55,7 +56,10 @@ std::string validate(const Experiment& e);
 
 // Called with the fraction of simulated time done, from 0 to 1.
 using Progress = std::function<void(double)>;
-// Runs the experiment. "" and *out filled, or an error naming the bad parameter.
-std::string run(const Experiment& e, report::Results* out, const Progress& progress = {});
+// Runs the experiment. "" and *out filled, or an error naming the bad parameter. With
+// `trace`, every tracepoint of the run reports to it (kernel/trace.h); tracing does not
+// change the run.
+std::string run(const Experiment& e, report::Results* out, const Progress& progress = {},
+                kernel::TraceSink* trace = nullptr);
 
 }  // namespace scenario

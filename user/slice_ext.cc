@@ -92,12 +92,14 @@ void SliceExtClient::request(Thread& t) {
   if (!active_) return;
   requested_ = true;
   c_.requests++;
+  t.trace_span("critical section");  // what the extension is asked for
   proto_->request(t, shared_addr_);
 }
 
 bool SliceExtClient::release(Thread& t) {
   if (!active_ || !requested_) return false;
   requested_ = false;
+  t.trace_span(nullptr);
   bool denied = false;
   const bool granted = proto_->release(t, shared_addr_, &denied);
   if (denied) c_.denials++;

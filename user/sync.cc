@@ -21,6 +21,7 @@ bool SpinLock::try_lock(Thread& t) {
   if (t.load(&word_) != 0 || !t.cmpxchg(&word_, 0, 1)) return false;
   set_owner(&owner_, t.pid());
   t.locks_held++;
+  t.trace_span("lock held");
   return true;
 }
 
@@ -31,6 +32,7 @@ Task<> SpinLock::lock(Thread& t) {
 void SpinLock::unlock(Thread& t) {
   owner_ = -1;
   t.locks_held--;
+  t.trace_span(nullptr);
   t.store(&word_, 0);
 }
 
@@ -46,11 +48,13 @@ Task<> Mutex::lock(Thread& t) {
   }
   set_owner(&owner_, t.pid());
   t.locks_held++;
+  t.trace_span("lock held");
 }
 
 Task<> Mutex::unlock(Thread& t) {
   owner_ = -1;
   t.locks_held--;
+  t.trace_span(nullptr);
   if (t.fetch_add(&word_, -1) != 1) {
     t.store(&word_, 0);
     co_await t.futex_wake(&word_, 1);

@@ -103,6 +103,9 @@ class Thread : public kernel::UserContext {
   kernel::rseq_area* rseq() const { return UserContext::rseq; }
   // The thread id the kernel gave this thread.
   int pid() const { return UserContext::pid; }
+  // A write to trace_marker: opens a span `name` (static storage) in the trace, or closes
+  // the innermost one (nullptr). Nothing when the run is not traced.
+  void trace_span(const char* name) { k_->trace_user_span(name); }
 
   // kernel::UserContext
   const kernel::UserAction& resume(int64_t ret, int64_t now, int cpu) override;

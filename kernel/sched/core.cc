@@ -10,6 +10,7 @@
 #include "kernel/sched/pelt.h"
 #include "kernel/sched/sched.h"
 #include "kernel/slice_ext.h"
+#include "kernel/trace_points.h"
 
 namespace kernel {
 
@@ -238,6 +239,7 @@ void __set_task_cpu(task_struct* p, int cpu) {
 
 void set_task_cpu(task_struct* p, int cpu) {
   if (p->cpu != cpu) {
+    trace_sched_migrate_task(p->kern, p, cpu);
     if (p->sched_class->migrate_task_rq) p->sched_class->migrate_task_rq(p, cpu);
     p->kern->mm_cid_ops->migrate_from(p);  // sched_mm_cid_migrate_from()
   }
@@ -281,6 +283,7 @@ static void ttwu_do_activate(rq* rq, task_struct* p, int wake_flags) {
   activate_task(rq, p, en_flags);
   wakeup_preempt(rq, p, wake_flags);
   p->__state = TASK_RUNNING;  // ttwu_do_wakeup()
+  trace_sched_wakeup(rq, p);
   if (p->sched_class->task_woken) p->sched_class->task_woken(rq, p);
 }
 
@@ -319,6 +322,7 @@ bool try_to_wake_up(KernelImpl* k, task_struct* p, int wake_flags) {
     }
     if (rq->curr != p) wakeup_preempt(rq, p, wake_flags);
     p->__state = TASK_RUNNING;
+    trace_sched_wakeup(rq, p);  // ttwu_do_wakeup()
     return true;
   }
   const int cpu = select_task_rq(k, p, p->cpu, wake_flags | WF_TTWU, this_cpu);
@@ -355,6 +359,7 @@ void wake_up_new_task(KernelImpl* k, task_struct* p, bool as_fair_child) {
   post_init_entity_util_avg(p);
   p->__state = TASK_RUNNING;
   activate_task(rq, p, ENQUEUE_INITIAL);
+  trace_sched_wakeup_new(rq, p);
   wakeup_preempt(rq, p, WF_FORK);
   if (p->sched_class->task_woken) p->sched_class->task_woken(rq, p);
 }
@@ -428,6 +433,7 @@ void __schedule(rq* rq, bool preempt) {
   if (stopper) cpu_charge(rq, (next == prev ? 2 : 1) * k->machine_.costs.context_switch_ns);
   if (next == prev) return;
   rq->nr_switches++;
+  trace_sched_switch(rq, preempt, prev, next);
   if (!prev->is_idle) {
     if (blocked)
       prev->stats.nr_switches_voluntary++;

@@ -3,6 +3,7 @@
 
 #include "kernel/entry/common.h"
 #include "kernel/kernel_impl.h"
+#include "kernel/trace_points.h"
 
 namespace kernel {
 
@@ -18,7 +19,11 @@ void hrtimer_sleep_fn(sim::Timer* t, sim::Time now) {
   task_struct* p = static_cast<task_struct*>(t->ctx);
   rq* rq = p->kern->rq_of(static_cast<int>(t->arg));
   irqentry_enter(rq, now);
+  trace_irq_handler_entry(rq, kIrqLocalTimer, "local_timer");
+  trace_hrtimer_expire_entry(rq, TraceHrtimer::hrtimer_wakeup, static_cast<uint64_t>(p->pid));
   try_to_wake_up(p->kern, p, 0);
+  trace_hrtimer_expire_exit(rq, TraceHrtimer::hrtimer_wakeup, static_cast<uint64_t>(p->pid));
+  trace_irq_handler_exit(rq, kIrqLocalTimer);
   irqentry_exit(rq);
 }
 

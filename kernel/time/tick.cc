@@ -6,6 +6,7 @@
 #include "kernel/entry/common.h"
 #include "kernel/kernel_impl.h"
 #include "kernel/time/hrtimer.h"
+#include "kernel/trace_points.h"
 
 namespace kernel {
 
@@ -48,6 +49,8 @@ void tick_sched_timer_fn(sim::Timer* t, sim::Time now) {
   rq* rq = static_cast<struct rq*>(t->ctx);
   KernelImpl* k = rq->k;
   irqentry_enter(rq, now);
+  trace_irq_handler_entry(rq, kIrqLocalTimer, "local_timer");
+  trace_hrtimer_expire_entry(rq, TraceHrtimer::tick_nohz_handler, static_cast<uint64_t>(rq->cpu));
   cpu_charge(rq, k->machine_.costs.tick_handler_ns);
   sched_tick(rq);
   if (!(k->cfg_.nohz_idle && rq->curr->is_idle)) {
@@ -56,6 +59,8 @@ void tick_sched_timer_fn(sim::Timer* t, sim::Time now) {
     if (next <= now) next = tick_next_expiry(rq, now);
     tick_sched_timer_start(rq, next);
   }
+  trace_hrtimer_expire_exit(rq, TraceHrtimer::tick_nohz_handler, static_cast<uint64_t>(rq->cpu));
+  trace_irq_handler_exit(rq, kIrqLocalTimer);
   irqentry_exit(rq);
 }
 
@@ -63,9 +68,13 @@ void tick_sched_timer_fn(sim::Timer* t, sim::Time now) {
 void hrtick_timer_fn(sim::Timer* t, sim::Time now) {
   rq* rq = static_cast<struct rq*>(t->ctx);
   irqentry_enter(rq, now);
+  trace_irq_handler_entry(rq, kIrqLocalTimer, "local_timer");
+  trace_hrtimer_expire_entry(rq, TraceHrtimer::hrtick, static_cast<uint64_t>(rq->cpu));
   update_rq_clock(rq);
   task_struct* curr = rq->curr;
   if (!curr->is_idle) curr->sched_class->task_tick(rq, curr, 1);
+  trace_hrtimer_expire_exit(rq, TraceHrtimer::hrtick, static_cast<uint64_t>(rq->cpu));
+  trace_irq_handler_exit(rq, kIrqLocalTimer);
   irqentry_exit(rq);
 }
 

@@ -14,15 +14,16 @@ set(allowed_report report sim)
 set(allowed_workloads workloads user kernel report hw sim)
 set(allowed_scenario scenario workloads report kernel hw sim)
 set(allowed_real real sim)
-set(allowed_cli cli scenario workloads report real kernel hw sim)
+set(allowed_trace trace kernel report sim)
+set(allowed_cli cli scenario workloads report trace real kernel hw sim)
 set(allowed_bench bench scenario report sim)
 set(allowed_fuzz fuzz scenario report hw sim)
 # What the layers above kernel/ may see of it (kernel/kernel.h says why).
-set(kernel_public kernel/kernel.h kernel/uapi.h kernel/config.h kernel/stats.h kernel/settings.h
+set(kernel_public kernel/kernel.h kernel/uapi.h kernel/config.h kernel/stats.h kernel/trace.h kernel/settings.h
     kernel/slice_ext_designs.h)
 
 set(violations 0)
-foreach(layer sim hw kernel user report workloads scenario real cli bench fuzz)
+foreach(layer sim hw kernel user report workloads scenario real trace cli bench fuzz)
   file(GLOB_RECURSE files "${SOURCE_DIR}/${layer}/*.h" "${SOURCE_DIR}/${layer}/*.cc")
   foreach(f ${files})
     file(STRINGS "${f}" lines REGEX "^#include \"[a-z_]+/")

@@ -1,0 +1,129 @@
+// The kernel's tracepoints at their sites (kernel/trace_points.h): what each reports and in
+// which order, seen through a sink that keeps every record.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "kernel/trace.h"
+#include "kernel/softirq.h"
+#include "tests/kernel/harness.h"
+
+using testing_support::Sim;
+using testing_support::exact_timers;
+using testing_support::flat_machine;
+
+namespace {
+
+constexpr sim::Time kUs = sim::kNsecPerUsec;
+constexpr sim::Time kMs = sim::kNsecPerMsec;
+
+struct Recorder : kernel::TraceSink {
+  std::vector<kernel::TraceRecord> records;
+  void record(const kernel::TraceRecord& r) override { records.push_back(r); }
+  std::vector<kernel::TraceRecord> of(kernel::TraceEvent e) const {
+    std::vector<kernel::TraceRecord> out;
+    for (const auto& r : records)
+      if (r.type == e) out.push_back(r);
+    return out;
+  }
+};
+
+kernel::TaskAttr pinned(int cpu) {
+  kernel::TaskAttr a;
+  a.comm = "t";
+  a.cpus = {cpu};
+  return a;
+}
+
+}  // namespace
+
+using kernel::TraceEvent;
+
+// sched_switch's prev_state: S for a task going to sleep, X for one that exited (after its
+// sched_process_exit); the sleeper is woken from the nanosleep hrtimer's interrupt
+// (irq_handler_entry, hrtimer_expire_entry of hrtimer_wakeup, sched_wakeup, then the exits).
+TEST(Tracepoints, SleepSwitchesOutAsSExitAsXAndTheTimerIrqWakesTheSleeper) {
+  Sim s(exact_timers(flat_machine(1)));
+  Recorder rec;
+  s.k->set_trace_sink(&rec);
+  const int pid = s.spawn(pinned(0), [&](user::Thread& t) -> user::Program {
+    co_await t.compute(100 * kUs);
+    co_await t.nanosleep(1 * kMs);
+    co_await t.compute(100 * kUs);
+  });
+  s.run(5 * kMs);
+  std::vector<long> states;
+  for (const auto& r : rec.of(TraceEvent::sched_switch))
+    if (r.a.pid == pid) states.push_back(r.state);
+  EXPECT_EQ(states, (std::vector<long>{kernel::kTraceStateSleeping, kernel::kTraceStateDead}));
+  // The order around the wakeup.
+  std::vector<TraceEvent> order;
+  bool in = false;
+  for (const auto& r : rec.records) {
+    if (r.type == TraceEvent::hrtimer_expire_entry && r.timer == kernel::TraceHrtimer::hrtimer_wakeup) in = true;
+    if (in && r.type == TraceEvent::irq_handler_exit) {
+      order.push_back(r.type);
+      break;
+    }
+    if (in) order.push_back(r.type);
+  }
+  EXPECT_EQ(order, (std::vector<TraceEvent>{TraceEvent::hrtimer_expire_entry, TraceEvent::sched_wakeup,
+                                            TraceEvent::hrtimer_expire_exit, TraceEvent::irq_handler_exit}));
+  const auto wakeups = rec.of(TraceEvent::sched_wakeup);
+  ASSERT_EQ(wakeups.size(), 1u);
+  EXPECT_EQ(wakeups[0].a.pid, pid);
+  EXPECT_GE(wakeups[0].ts, 100 * kUs + 1 * kMs);  // the sleep began after the compute and its syscall entry
+  EXPECT_LT(wakeups[0].ts, 200 * kUs + 1 * kMs);
+  const auto exits = rec.of(TraceEvent::sched_process_exit);
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_EQ(exits[0].a.pid, pid);
+  EXPECT_STREQ(exits[0].a.comm, "t");
+}
+
+// A tick preempting one of two CPU hogs is a switch with prev_state R+ (TASK_REPORT_MAX),
+// inside the tick's interrupt; the idle task appears as swapper/N, pid 0, prio 120.
+TEST(Tracepoints, TickPreemptionIsReportedAsRPlus) {
+  Sim s(exact_timers(flat_machine(1)));
+  Recorder rec;
+  s.k->set_trace_sink(&rec);
+  for (int i = 0; i < 2; ++i)
+    s.spawn(pinned(0), [](user::Thread& t) -> user::Program { co_await t.compute(50 * kMs); });
+  s.run(20 * kMs);
+  int preempted = 0, from_idle = 0;
+  for (const auto& r : rec.of(TraceEvent::sched_switch)) {
+    if (r.state == kernel::kTraceStatePreempted) preempted++;
+    if (r.a.pid == 0) {
+      from_idle++;
+      EXPECT_STREQ(r.a.comm, "swapper/0");
+      EXPECT_EQ(r.a.prio, 120);
+    }
+  }
+  EXPECT_GT(preempted, 0);
+  EXPECT_EQ(from_idle, 1);
+  EXPECT_FALSE(rec.of(TraceEvent::irq_handler_entry).empty());
+}
+
+// softirq_entry/softirq_exit bracket each vector handle_softirqs() runs: here NET_TX raised
+// by sendto() and run at its local_bh_enable().
+TEST(Tracepoints, SoftirqEntryAndExitBracketTheVectorRun) {
+  kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
+  Sim s(exact_timers(flat_machine(1)), cfg);
+  Recorder rec;
+  s.k->set_trace_sink(&rec);
+  s.spawn(pinned(0), [&](user::Thread& t) -> user::Program { co_await t.sendto(64, 2 * kUs, 300 * kUs); });
+  s.run(5 * kMs);
+  std::vector<std::pair<TraceEvent, unsigned>> got;
+  for (const auto& r : rec.records)
+    if (r.type == TraceEvent::softirq_entry || r.type == TraceEvent::softirq_exit) got.emplace_back(r.type, r.vec);
+  EXPECT_EQ(got, (std::vector<std::pair<TraceEvent, unsigned>>{{TraceEvent::softirq_entry, kernel::NET_TX_SOFTIRQ},
+                                                                {TraceEvent::softirq_exit, kernel::NET_TX_SOFTIRQ}}));
+}
+
+// Without a sink nothing is recorded and nothing breaks (the default of every run).
+TEST(Tracepoints, NoSinkRecordsNothing) {
+  Sim s(exact_timers(flat_machine(1)));
+  Recorder rec;
+  s.spawn(pinned(0), [](user::Thread& t) -> user::Program { co_await t.compute(10 * kMs); });
+  s.run(10 * kMs);
+  EXPECT_TRUE(rec.records.empty());
+}
