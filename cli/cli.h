@@ -54,7 +54,7 @@ class ProgressLine {
 struct RunOptions {
   std::string target;
   // Text as given ("" = not given; an empty value given is refused by the parser).
-  std::string machine, kernel, duration, json, cpus, seed, proc;
+  std::string machine, kernel, duration, json, cpus, seed, proc, limit;
   std::vector<std::string> sets;
   std::vector<std::string> also;
   bool per_task = false, per_cpu = false;

@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 
 #include <algorithm>
+#include <climits>
 #include <functional>
 #include <iostream>
 
@@ -18,6 +19,12 @@ int do_run(const RunOptions& o) {
   if (!o.proc.empty())
     if (std::string err = parse_int_option("--proc", o.proc, 1, INT32_MAX, &proc_pid); !err.empty())
       return fail(err);
+  long long limit = INT_MAX;
+  if (!o.limit.empty()) {
+    if (std::string err = parse_int_option("--limit", o.limit, 0, INT_MAX, &limit); !err.empty())
+      return fail(err);
+    if (!o.per_task) return fail("--limit: caps the rows of --per-task, which is not given (got '" + o.limit + "')");
+  }
   if (proc_pid && o.json == "-")
     return fail("--proc: the dump is printed with the table, which --json - suppresses");
   // The destination is checked (its temporary created) before the run, not after it.
@@ -36,6 +43,7 @@ int do_run(const RunOptions& o) {
   if (o.json != "-") {
     report::TableOptions t;
     t.per_task = o.per_task;
+    t.max_tasks = static_cast<int>(limit);
     t.per_cpu = o.per_cpu;
     std::cout << report::render_table(r, t);
     for (const report::TaskResult& task : r.tasks)

@@ -152,6 +152,47 @@ TEST(Cli, HelpAndListSucceed) {
   EXPECT_EQ(run_cli({"--no-such-flag"}), 2);
 }
 
+std::string stdout_of(const std::vector<std::string>& args, int* rc = nullptr) {
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  const int code = cli::main_with_args(args);
+  ::testing::internal::GetCapturedStderr();
+  if (rc) *rc = code;
+  return ::testing::internal::GetCapturedStdout();
+}
+
+// The help of run and compare shows the default of every experiment option, from the same
+// scenario::Experiment a run starts from.
+TEST(Cli, HelpShowsEveryDefault) {
+  const scenario::Experiment d;
+  for (const char* cmd : {"run", "compare"}) {
+    const std::string h = stdout_of({cmd, "--help"});
+    EXPECT_NE(h.find("(default: " + d.machine + ")"), std::string::npos) << h;
+    EXPECT_NE(h.find("(default: 1s)"), std::string::npos) << h;
+    EXPECT_NE(h.find("(default: " + std::to_string(d.seed) + ")"), std::string::npos) << h;
+    EXPECT_NE(h.find("(default: " + d.kernel_version + ")"), std::string::npos) << h;
+    EXPECT_NE(h.find("(default: " + d.workload + ")"), std::string::npos) << h;
+  }
+  EXPECT_EQ(d.duration_ns, 1'000'000'000);
+}
+
+// --per-task prints every task; --limit N caps the rows, and needs --per-task.
+TEST(Cli, PerTaskPrintsEveryTaskAndLimitCaps) {
+  const std::vector<std::string> base{"run", "locktable", "-m", "small4", "-d", "5ms", "-s",
+                                      "clients=60", "-s", "hogs=0", "--per-task"};
+  int rc = 0;
+  const std::string all = stdout_of(base, &rc);
+  ASSERT_EQ(rc, 0);
+  EXPECT_EQ(all.find("more tasks"), std::string::npos) << all;
+  std::vector<std::string> capped = base;
+  capped.insert(capped.end(), {"--limit", "5"});
+  const std::string some = stdout_of(capped, &rc);
+  ASSERT_EQ(rc, 0);
+  EXPECT_NE(some.find("... 56 more tasks"), std::string::npos) << some;
+  expect_bad_input({"run", "hog", "--limit", "3"}, "--limit");
+  expect_bad_input({"run", "hog", "--per-task", "--limit", "-1"}, "got '-1'");
+}
+
 // `list` gives 7.0's feature defaults and names the versions whose default differs.
 TEST(Cli, ListNamesPerVersionFeatureDefaults) {
   ::testing::internal::CaptureStdout();
@@ -374,6 +415,12 @@ TEST(Cli, ADurationWithoutAUnitIsAnError) {
   expect_bad_input({"run", "wakeup-latency", "--set", "interval=1000"}, "interval");
   expect_bad_input({"run", "spinlock", "--set", "think=500"}, "think");
   expect_bad_input({"run", "hog", "--set", "slice_ext.nsec=5000"}, "slice_ext.nsec");
+  expect_bad_input({"bench", "--duration", "10"}, "got '10'");
+  std::string err;
+  EXPECT_EQ(run_cli({"real", "extend-sched2", "--duration", "1"}, &err), 2);
+  EXPECT_NE(err.find("--duration"), std::string::npos) << err;
+  EXPECT_EQ(run_cli({"real", "locktable", "--cs", "10", "--duration", "1s"}, &err), 2);
+  EXPECT_NE(err.find("--cs"), std::string::npos) << err;
   const std::string path = tmp_path("unitless.toml");
   std::ofstream(path) << "workload = \"hog\"\nduration = 10\n";
   expect_bad_input({"run", path}, "got '10'");

@@ -407,6 +407,16 @@ TEST(Table, PerTaskOptionListsTasksUpToTheLimit) {
             std::string::npos);
 }
 
+// --per-task means every task: no cap unless one is asked for (run --limit).
+TEST(Table, PerTaskListsEveryTaskWithoutALimit) {
+  TableOptions o;
+  o.per_task = true;
+  const Results r = make_results(300);
+  const std::string s = render_table(r, o);
+  EXPECT_NE(line_starting(s, "1299 "), "") << s;
+  EXPECT_EQ(s.find("more tasks"), std::string::npos);
+}
+
 TEST(Table, DefaultOutputForSevenHundredThreadsFitsInFortyLines) {
   const std::string s = render_table(make_results(700));
   EXPECT_LE(count_lines(s), 40) << s;
