@@ -193,6 +193,23 @@ TEST(Cli, PerTaskPrintsEveryTaskAndLimitCaps) {
   expect_bad_input({"run", "hog", "--per-task", "--limit", "-1"}, "got '-1'");
 }
 
+// extend-sched2's result lines reach stdout as the original prints them, so the RFC thread's
+// `| egrep -e "^Ran|^Total|^avg"` finds exactly them; nothing of the run goes to stderr.
+TEST(Cli, ExtendSched2ResultLinesStartALineOnStdout) {
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  ASSERT_EQ(cli::main_with_args({"run", "extend-sched2", "-m", "small4", "-d", "100ms"}), 0);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  std::istringstream out(::testing::internal::GetCapturedStdout());
+  std::vector<std::string> matched;
+  for (std::string line; std::getline(out, line);)
+    if (line.rfind("Ran", 0) == 0 || line.rfind("Total", 0) == 0 || line.rfind("avg", 0) == 0)
+      matched.push_back(line.substr(0, line.find_first_of("0123456789")));
+  EXPECT_EQ(matched, (std::vector<std::string>{"Ran for ", "Total wait time: ", "avg # grants ",
+                                               "avg # blocks "}));
+  EXPECT_EQ(err, "");
+}
+
 // `list` gives 7.0's feature defaults and names the versions whose default differs.
 TEST(Cli, ListNamesPerVersionFeatureDefaults) {
   ::testing::internal::CaptureStdout();
