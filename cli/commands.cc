@@ -30,8 +30,12 @@ int main_with_args(const std::vector<std::string>& args) {
     real::set_compare_hook(compare_real_with_sim);
     return real::real_main(std::vector<std::string>(args.begin() + 1, args.end()));
   }
-  CLI::App app{"schedlab: a deterministic simulator of the Linux SMP scheduler.\n"
-               "With no command, runs the default scenario and prints its table."};
+  std::string unused_banner;
+  const CompareOptions def = default_comparison(&unused_banner);
+  CLI::App app{fmt::format("schedlab: a deterministic simulator of the Linux SMP scheduler.\n"
+                           "With no command, runs the default comparison and prints its table:\n"
+                           "{} on {}, --vary {}, {} seeds x {}.",
+                           def.run.target, def.run.machine, def.vary, def.seeds, def.run.duration)};
   app.name("schedlab");
   app.set_version_flag("--version", "schedlab 0.1.0");
   app.require_subcommand(0, 1);
@@ -143,8 +147,7 @@ int main_with_args(const std::vector<std::string>& args) {
     if (*cmp) return do_compare(co);
     if (*bench) return do_bench(bench_json, bench_duration, bench_sets, bench_repeat);
     std::string banner;
-    const CompareOptions def = default_comparison(&banner);
-    return do_compare(def, banner);
+    return do_compare(default_comparison(&banner), banner);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "schedlab: internal error: %s\n", e.what());
     return 1;

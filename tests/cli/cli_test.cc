@@ -174,6 +174,9 @@ TEST(Cli, HelpShowsEveryDefault) {
     EXPECT_NE(h.find("(default: " + d.workload + ")"), std::string::npos) << h;
   }
   EXPECT_EQ(d.duration_ns, 1'000'000'000);
+  const std::string top = stdout_of({"--help"});
+  EXPECT_NE(top.find("locktable on genoa, --vary ext=none,rfc,rseq2023,mainline, 3 seeds x 1s."),
+            std::string::npos) << top;
 }
 
 // --per-task prints every task; --limit N caps the rows, and needs --per-task.
