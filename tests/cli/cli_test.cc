@@ -312,7 +312,7 @@ TEST(Compare, RowsPerSettingWithStatisticsAndChangeAgainstTheFirst) {
                                       "--duration", "100ms", "--metric", "acquisitions_per_second"});
   out = ::testing::internal::GetCapturedStdout();
   ASSERT_EQ(rc, 0);
-  for (const char* s : {"acquisitions_per_second", "ext=none", "ext=rfc", "median", "average", "%"})
+  for (const char* s : {"acquisitions_per_second", "ext=none", "ext=rfc", "95% CI of average", "average", "sd", "%"})
     EXPECT_NE(out.find(s), std::string::npos) << s << " in\n" << out;
   std::string err;
   EXPECT_EQ(run_cli({"compare", "spinlock", "--vary", "ext=none,bogus", "--duration", "10ms"}, &err), 2);
