@@ -213,6 +213,52 @@ TEST(Cli, ExtendSched2ResultLinesStartALineOnStdout) {
   EXPECT_EQ(err, "");
 }
 
+// docs/scenarios.md's complete example (its ```toml block) loads, and every table reaches
+// the experiment: top-level keys, [kernel] with a quoted dotted key, [kernel.sched_feat],
+// [params], [costs] and [[also]].
+TEST(ScenarioDoc, TheCompleteExampleLoads) {
+  std::ifstream doc(source_dir() + "/docs/scenarios.md");
+  ASSERT_TRUE(doc) << "docs/scenarios.md";
+  std::string line, toml;
+  bool in = false, done = false;
+  while (!done && std::getline(doc, line)) {
+    if (!in && line == "```toml") {
+      in = true;
+    } else if (in && line == "```") {
+      done = true;
+    } else if (in) {
+      toml += line + "\n";
+    }
+  }
+  ASSERT_TRUE(done) << "no ```toml block";
+  const std::string path = tmp_path("doc-example.toml");
+  std::ofstream(path) << toml;
+  scenario::Experiment e;
+  ASSERT_EQ(scenario::load_scenario_file(path, &e), "");
+  std::remove(path.c_str());
+  ASSERT_EQ(scenario::validate(e), "");
+  EXPECT_EQ(e.workload, "spinlock");
+  EXPECT_EQ(e.machine, "small4");
+  EXPECT_EQ(e.cpus, 4);
+  EXPECT_EQ(e.duration_ns, 200'000'000);
+  EXPECT_EQ(e.seed, 7u);
+  EXPECT_EQ(e.kernel_version, "6.18");
+  auto setting = [&](const std::string& k) {
+    for (const auto& [key, v] : e.kernel_settings)
+      if (key == k) return v;
+    return std::string("(unset)");
+  };
+  EXPECT_EQ(setting("hz"), "1000");
+  EXPECT_EQ(setting("slice_ext.nsec"), "30us");
+  EXPECT_EQ(setting("sched_feat.PLACE_LAG"), "false");
+  EXPECT_EQ(e.params.at("threads"), "8");
+  EXPECT_EQ(e.params.at("think"), "exp:200us");
+  EXPECT_EQ(e.machine_costs.size(), 2u);
+  ASSERT_EQ(e.also.size(), 1u);
+  EXPECT_EQ(e.also[0].workload, "wakeup-latency");
+  EXPECT_EQ(e.also[0].params.at("priority"), "99");
+}
+
 // `list` gives 7.0's feature defaults and names the versions whose default differs.
 TEST(Cli, ListNamesPerVersionFeatureDefaults) {
   ::testing::internal::CaptureStdout();
