@@ -54,7 +54,7 @@ class ProgressLine {
 struct RunOptions {
   std::string target;
   // Text as given ("" = not given; an empty value given is refused by the parser).
-  std::string machine, kernel, duration, json, cpus, seed, proc, limit;
+  std::string machine, kernel, duration, json, csv, cpus, seed, proc, limit;
   std::vector<std::string> sets;
   std::vector<std::string> also;
   bool per_task = false, per_cpu = false;
@@ -63,6 +63,9 @@ struct RunOptions {
 // An integer option's value in lo..hi, or an error naming the option and the value given.
 std::string parse_int_option(const char* name, const std::string& text, long long lo, long long hi,
                              long long* out);
+
+// --json and --csv: at most one of them may be "-" (stdout). "" or the error.
+std::string check_stdout_outputs(const RunOptions& o);
 
 // The experiment a run (or each row of a comparison) starts from: target, then options,
 // then --set. Returns "" or the error.

@@ -6,6 +6,7 @@
 #include <functional>
 #include <iostream>
 
+#include "report/csv.h"
 #include "report/json.h"
 #include "report/output_file.h"
 #include "report/table.h"
@@ -25,12 +26,16 @@ int do_run(const RunOptions& o) {
       return fail(err);
     if (!o.per_task) return fail("--limit: caps the rows of --per-task, which is not given (got '" + o.limit + "')");
   }
-  if (proc_pid && o.json == "-")
-    return fail("--proc: the dump is printed with the table, which --json - suppresses");
+  if (std::string err = check_stdout_outputs(o); !err.empty()) return fail(err);
+  const bool table = o.json != "-" && o.csv != "-";
+  if (proc_pid && !table)
+    return fail("--proc: the dump is printed with the table, which --" +
+                std::string(o.json == "-" ? "json" : "csv") + " - suppresses");
   // The destination is checked (its temporary created) before the run, not after it.
-  report::OutputFile out;
+  report::OutputFile out, csv;
   std::string werr;
   if (!o.json.empty() && !out.open(o.json, &werr)) return fail(werr);
+  if (!o.csv.empty() && !csv.open(o.csv, &werr)) return fail(werr);
 
   report::Results r;
   ProgressLine progress(e.duration_ns);
@@ -40,7 +45,8 @@ int do_run(const RunOptions& o) {
                                [&](const report::TaskResult& t) { return t.pid == proc_pid; }))
     return fail("--proc: no task with pid " + std::to_string(proc_pid));
   if (!o.json.empty() && !out.commit(report::render_json(r), &werr)) return fail(werr);
-  if (o.json != "-") {
+  if (!o.csv.empty() && !csv.commit(report::render_run_csv(r), &werr)) return fail(werr);
+  if (table) {
     report::TableOptions t;
     t.per_task = o.per_task;
     t.max_tasks = static_cast<int>(limit);

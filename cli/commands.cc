@@ -79,6 +79,7 @@ int main_with_args(const std::vector<std::string>& args) {
   opt(run, "--set,-s", ro.sets, "KEY=VALUE: workload parameter or kernel setting (repeatable)");
   opt(run, "--also", ro.also, "NAME[:k=v,...]: another workload alongside (repeatable)");
   opt(run, "--json", ro.json, "write results as JSON to FILE ('-' = stdout, table suppressed)");
+  opt(run, "--csv", ro.csv, "write the metrics as CSV (name,value,unit) to FILE ('-' = stdout, table suppressed)");
   run->add_flag("--per-task", ro.per_task, "print every task (see --limit)");
   opt(run, "--limit", ro.limit, "with --per-task: print at most N tasks, 0..2^31-1 (default: all)")
       ->type_name("N");
@@ -104,6 +105,7 @@ int main_with_args(const std::vector<std::string>& args) {
   opt(cmp, "--set,-s", co.run.sets, "KEY=VALUE for every row (repeatable)");
   opt(cmp, "--also", co.run.also, "NAME[:k=v,...]: another workload alongside (repeatable)");
   opt(cmp, "--json", co.run.json, "write the comparison as JSON ('-' = stdout)");
+  opt(cmp, "--csv", co.run.csv, "write every run's values as CSV (setting,metric,unit,seed,value; '-' = stdout)");
 
   std::string list_what;
   CLI::App* list = app.add_subcommand("list", "List workloads, machines and settings");

@@ -259,6 +259,35 @@ TEST(ScenarioDoc, TheCompleteExampleLoads) {
   EXPECT_EQ(e.also[0].params.at("priority"), "99");
 }
 
+// --csv FILE for run and compare: the file has the header and a line per metric (run) or per
+// setting, metric and seed (compare); both outputs on stdout is an error; an unwritable
+// destination fails before the run.
+TEST(Cli, CsvForRunAndCompare) {
+  const std::string run_csv = tmp_path("run.csv"), cmp_csv = tmp_path("cmp.csv");
+  auto slurp = [](const std::string& p) {
+    std::stringstream ss;
+    ss << std::ifstream(p).rdbuf();
+    return ss.str();
+  };
+  ASSERT_EQ(run_cli({"run", "spinlock", "-m", "small4", "-d", "20ms", "--csv", run_csv}), 0);
+  const std::string r = slurp(run_csv);
+  EXPECT_EQ(r.rfind("name,value,unit\nacquisitions_per_second,", 0), 0u) << r;
+  ASSERT_EQ(run_cli({"compare", "spinlock", "-m", "small4", "-d", "20ms", "--vary", "ext=none,rfc",
+                     "--seeds", "2", "--metric", "acquisitions_per_second", "--csv", cmp_csv}),
+            0);
+  const std::string c = slurp(cmp_csv);
+  EXPECT_EQ(c.rfind("setting,metric,unit,seed,value\n", 0), 0u) << c;
+  EXPECT_EQ(std::count(c.begin(), c.end(), '\n'), 5) << c;
+  EXPECT_NE(c.find("\next=rfc,acquisitions_per_second,1/s,2,"), std::string::npos) << c;
+  std::remove(run_csv.c_str());
+  std::remove(cmp_csv.c_str());
+  std::string err;
+  EXPECT_EQ(run_cli({"run", "hog", "--json", "-", "--csv", "-"}, &err), 2);
+  EXPECT_NE(err.find("--csv"), std::string::npos) << err;
+  expect_bad_input({"run", "hog", "-m", "small4", "-d", "1ms", "--csv", "/nonexistent-dir/x.csv"},
+                   "/nonexistent-dir/x.csv");
+}
+
 // `list` gives 7.0's feature defaults and names the versions whose default differs.
 TEST(Cli, ListNamesPerVersionFeatureDefaults) {
   ::testing::internal::CaptureStdout();
