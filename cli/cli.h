@@ -89,6 +89,8 @@ int do_list(const std::string& what);
 // The command run with no subcommand: the RFC thread's lock-table comparison at a size that
 // runs in seconds; *banner introduces it.
 CompareOptions default_comparison(std::string* banner);
+// `schedlab plot INPUT.json -o OUTPUT.svg|png` (cli/cmd_plot.cc).
+int do_plot(const std::string& input, const std::string& output);
 // The fixed benchmark scenario.
 int do_bench(const std::string& json, const std::string& duration,
              const std::vector<std::string>& sets, const std::string& repeat_text);

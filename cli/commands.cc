@@ -111,6 +111,12 @@ int main_with_args(const std::vector<std::string>& args) {
   CLI::App* list = app.add_subcommand("list", "List workloads, machines and settings");
   opt(list, "workload", list_what, "show this workload's parameters");
 
+  std::string plot_in, plot_out;
+  CLI::App* plot = app.add_subcommand(
+      "plot", "Draw a run's or a comparison's JSON as SVG or PNG with gnuplot (docs/plots.md)");
+  opt(plot, "input", plot_in, "JSON of schedlab run --json or schedlab compare --json")->required();
+  opt(plot, "--output,-o", plot_out, "image to write: a name ending in .svg or .png")->required();
+
   std::string bench_json, bench_duration, bench_repeat = "1";
   std::vector<std::string> bench_sets;
   CLI::App* bench = app.add_subcommand("bench", "Measure simulator speed on a fixed scenario");
@@ -147,6 +153,7 @@ int main_with_args(const std::vector<std::string>& args) {
     if (*run) return do_run(ro);
     if (*list) return do_list(list_what);
     if (*cmp) return do_compare(co);
+    if (*plot) return do_plot(plot_in, plot_out);
     if (*bench) return do_bench(bench_json, bench_duration, bench_sets, bench_repeat);
     std::string banner;
     return do_compare(default_comparison(&banner), banner);

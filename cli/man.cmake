@@ -2,7 +2,7 @@
 # section with the --help of each command. Run by cli/CMakeLists.txt:
 #   cmake -DSCHEDLAB=path/to/schedlab -DHELP2MAN=help2man -DOUT=schedlab.1 -P man.cmake
 set(include "[COMMANDS]\n")
-foreach(cmd run compare list bench real)
+foreach(cmd run compare plot list bench real)
   execute_process(COMMAND "${SCHEDLAB}" ${cmd} --help OUTPUT_VARIABLE help RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "schedlab ${cmd} --help failed (${rc})")

@@ -288,6 +288,69 @@ TEST(Cli, CsvForRunAndCompare) {
                    "/nonexistent-dir/x.csv");
 }
 
+bool gnuplot_on_path() {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "");
+  for (std::string d; std::getline(dirs, d, ':');)
+    if (access((d + "/gnuplot").c_str(), X_OK) == 0) return true;
+  return false;
+}
+
+// `schedlab plot` draws a compare JSON and a run JSON as SVG and PNG with gnuplot. (Skipped
+// without gnuplot; scripts/bootstrap installs it.)
+TEST(Plot, DrawsAComparisonAndARunAsSvgAndPng) {
+  if (!gnuplot_on_path()) GTEST_SKIP() << "gnuplot is not installed";
+  const std::string cmp = tmp_path("plot-cmp.json"), run = tmp_path("plot-run.json");
+  ASSERT_EQ(run_cli({"compare", "spinlock", "-m", "small4", "-d", "20ms", "--vary", "ext=none,rfc",
+                     "--seeds", "2", "--metric", "acquisitions_per_second", "--metric",
+                     "spin_cpu_share", "--json", cmp}), 0);
+  ASSERT_EQ(run_cli({"run", "wakeup-latency", "-m", "small4", "-d", "20ms", "--json", run}), 0);
+  auto slurp = [](const std::string& p) {
+    std::stringstream ss;
+    ss << std::ifstream(p, std::ios::binary).rdbuf();
+    return ss.str();
+  };
+  for (const std::string& in : {cmp, run}) {
+    const std::string svg = tmp_path("plot.svg"), png = tmp_path("plot.png");
+    std::string err;
+    ASSERT_EQ(run_cli({"plot", in, "-o", svg}, &err), 0) << err;
+    const std::string s = slurp(svg);
+    EXPECT_NE(s.find("<svg"), std::string::npos);
+    EXPECT_NE(s.find(in == cmp ? "acquisitions_per_second" : "CPU occupancy"), std::string::npos);
+    ASSERT_EQ(run_cli({"plot", in, "-o", png}, &err), 0) << err;
+    EXPECT_EQ(slurp(png).substr(0, 4), "\x89PNG");
+    std::remove(svg.c_str());
+    std::remove(png.c_str());
+  }
+  std::remove(cmp.c_str());
+  std::remove(run.c_str());
+}
+
+// Without gnuplot, or with bad input, plot says so in one line and exits 2, writing nothing.
+TEST(Plot, MissingGnuplotAndBadInputExitTwo) {
+  const std::string in = tmp_path("plot-in.json"), out = tmp_path("plot-out.svg");
+  std::ofstream(in) << R"({"schema": "schedlab.comparison", "schema_version": 2, "metrics": [{"name": "m", "unit": ""}],
+    "rows": [{"setting": "a", "metrics": {"m": {"average": 1, "ci95": [0.5, 1.5]}}}]})";
+  auto expect_two = [&](std::vector<std::string> args, const std::string& names) {
+    std::string err;
+    EXPECT_EQ(run_cli(args, &err), 2) << names;
+    EXPECT_NE(err.find(names), std::string::npos) << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    EXPECT_FALSE(exists(out));
+  };
+  setenv("SCHEDLAB_GNUPLOT", "/nonexistent/gnuplot", 1);
+  expect_two({"plot", in, "-o", out}, "gnuplot not found (install the Debian package gnuplot-nox)");
+  unsetenv("SCHEDLAB_GNUPLOT");
+  expect_two({"plot", in, "-o", tmp_path("plot-out.pdf")}, "-o: the file name must end in .svg or .png");
+  expect_two({"plot", tmp_path("no-such.json"), "-o", out}, "no-such.json");
+  expect_two({"plot", in}, "--output");
+  std::ofstream(in) << "{\"schema\": \"other\"}";
+  expect_two({"plot", in, "-o", out}, "schema 'other'");
+  std::ofstream(in) << "not json";
+  expect_two({"plot", in, "-o", out}, "is not JSON");
+  std::remove(in.c_str());
+}
+
 // `list` gives 7.0's feature defaults and names the versions whose default differs.
 TEST(Cli, ListNamesPerVersionFeatureDefaults) {
   ::testing::internal::CaptureStdout();
