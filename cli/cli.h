@@ -54,7 +54,7 @@ class ProgressLine {
 struct RunOptions {
   std::string target;
   // Text as given ("" = not given; an empty value given is refused by the parser).
-  std::string machine, kernel, duration, json, cpus, seed, proc;
+  std::string machine, kernel, duration, json, csv, cpus, seed, proc, limit;
   std::vector<std::string> sets;
   std::vector<std::string> also;
   bool per_task = false, per_cpu = false;
@@ -65,6 +65,9 @@ struct RunOptions {
 // An integer option's value in lo..hi, or an error naming the option and the value given.
 std::string parse_int_option(const char* name, const std::string& text, long long lo, long long hi,
                              long long* out);
+
+// --json and --csv: at most one of them may be "-" (stdout). "" or the error.
+std::string check_stdout_outputs(const RunOptions& o);
 
 // The experiment a run (or each row of a comparison) starts from: target, then options,
 // then --set. Returns "" or the error.
@@ -88,6 +91,8 @@ int do_list(const std::string& what, bool markdown = false);
 // The command run with no subcommand: the RFC thread's lock-table comparison at a size that
 // runs in seconds; *banner introduces it.
 CompareOptions default_comparison(std::string* banner);
+// `schedlab plot INPUT.json -o OUTPUT.svg|png` (cli/cmd_plot.cc).
+int do_plot(const std::string& input, const std::string& output);
 // The fixed benchmark scenarios (`--scenario`: spinlock, the default, locktable, oltp, large).
 int do_bench(const std::string& json, const std::string& duration,
              const std::vector<std::string>& sets, const std::string& repeat_text,

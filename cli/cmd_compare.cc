@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "report/compare.h"
+#include "report/csv.h"
 #include "report/output_file.h"
 #include "scenario/compare.h"
 
@@ -52,9 +53,11 @@ int do_compare(const CompareOptions& o, const std::string& banner) {
   spec.jobs = static_cast<int>(n);
   spec.metrics = o.metrics;
   // The destination is checked (its temporary created) before the runs, not after them.
-  report::OutputFile out;
+  if (std::string err = check_stdout_outputs(o.run); !err.empty()) return fail(err);
+  report::OutputFile out, csv;
   std::string werr;
   if (!o.run.json.empty() && !out.open(o.run.json, &werr)) return fail(werr);
+  if (!o.run.csv.empty() && !csv.open(o.run.csv, &werr)) return fail(werr);
   report::Comparison c;
   const bool tty = isatty(2);
   const auto t0 = std::chrono::steady_clock::now();
@@ -71,7 +74,8 @@ int do_compare(const CompareOptions& o, const std::string& banner) {
   if (!err.empty()) return fail(err);
   if (!o.run.json.empty() && !out.commit(report::comparison_to_json(c).dump(2) + "\n", &werr))
     return fail(werr);
-  if (o.run.json != "-") std::cout << banner << report::render_comparison(c);
+  if (!o.run.csv.empty() && !csv.commit(report::render_comparison_csv(c), &werr)) return fail(werr);
+  if (o.run.json != "-" && o.run.csv != "-") std::cout << banner << report::render_comparison(c);
   return 0;
 }
 

@@ -2,9 +2,11 @@
 #include "cli/cli.h"
 
 #include <algorithm>
+#include <climits>
 #include <functional>
 #include <iostream>
 
+#include "report/csv.h"
 #include "report/json.h"
 #include "report/output_file.h"
 #include "report/table.h"
@@ -19,10 +21,19 @@ int do_run(const RunOptions& o) {
   if (!o.proc.empty())
     if (std::string err = parse_int_option("--proc", o.proc, 1, INT32_MAX, &proc_pid); !err.empty())
       return fail(err);
-  if (proc_pid && o.json == "-")
-    return fail("--proc: the dump is printed with the table, which --json - suppresses");
+  long long limit = INT_MAX;
+  if (!o.limit.empty()) {
+    if (std::string err = parse_int_option("--limit", o.limit, 0, INT_MAX, &limit); !err.empty())
+      return fail(err);
+    if (!o.per_task) return fail("--limit: caps the rows of --per-task, which is not given (got '" + o.limit + "')");
+  }
+  if (std::string err = check_stdout_outputs(o); !err.empty()) return fail(err);
+  const bool table = o.json != "-" && o.csv != "-";
+  if (proc_pid && !table)
+    return fail("--proc: the dump is printed with the table, which --" +
+                std::string(o.json == "-" ? "json" : "csv") + " - suppresses");
   // The destination is checked (its temporary created) before the run, not after it.
-  report::OutputFile out;
+  report::OutputFile out, csv;
   std::string werr;
   if (!o.json.empty() && !out.open(o.json, &werr)) return fail(werr);
   // --trace: its options are checked and its file opened before the run too.
@@ -44,6 +55,7 @@ int do_run(const RunOptions& o) {
     if (!trace_out.open(o.trace, &werr)) return fail(werr);
     tracer = std::make_unique<trace::TraceWriter>(trace_format, trace_window);
   }
+  if (!o.csv.empty() && !csv.open(o.csv, &werr)) return fail(werr);
 
   report::Results r;
   ProgressLine progress(e.duration_ns);
@@ -55,9 +67,11 @@ int do_run(const RunOptions& o) {
     return fail("--proc: no task with pid " + std::to_string(proc_pid));
   if (tracer && !trace_out.commit(tracer->finish(r.cpus), &werr)) return fail(werr);
   if (!o.json.empty() && !out.commit(report::render_json(r), &werr)) return fail(werr);
-  if (o.json != "-") {
+  if (!o.csv.empty() && !csv.commit(report::render_run_csv(r), &werr)) return fail(werr);
+  if (table) {
     report::TableOptions t;
     t.per_task = o.per_task;
+    t.max_tasks = static_cast<int>(limit);
     t.per_cpu = o.per_cpu;
     std::cout << report::render_table(r, t);
     for (const report::TaskResult& task : r.tasks)

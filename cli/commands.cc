@@ -6,12 +6,23 @@
 #include <algorithm>
 #include <cstdio>
 #include <fmt/format.h>
+#include <utility>
 
 #include "cli/cli.h"
 #include "real/runner.h"
 #include "scenario/compare.h"
+#include "scenario/experiment.h"
 
 namespace cli {
+
+namespace {
+// A duration in the largest unit that writes it exactly (1000000000 -> "1s").
+std::string duration_text(int64_t ns) {
+  for (auto [unit, scale] : {std::pair<const char*, int64_t>{"s", 1000000000}, {"ms", 1000000}, {"us", 1000}})
+    if (ns != 0 && ns % scale == 0) return fmt::format("{}{}", ns / scale, unit);
+  return fmt::format("{}ns", ns);
+}
+}  // namespace
 
 int main_with_args(const std::vector<std::string>& args) {
   // `schedlab real ...` has its own parser (real/real_main.cc).
@@ -19,8 +30,12 @@ int main_with_args(const std::vector<std::string>& args) {
     real::set_compare_hook(compare_real_with_sim);
     return real::real_main(std::vector<std::string>(args.begin() + 1, args.end()));
   }
-  CLI::App app{"schedlab: a deterministic simulator of the Linux SMP scheduler.\n"
-               "With no command, runs the default scenario and prints its table."};
+  std::string unused_banner;
+  const CompareOptions def = default_comparison(&unused_banner);
+  CLI::App app{fmt::format("schedlab: a deterministic simulator of the Linux SMP scheduler.\n"
+                           "With no command, runs the default comparison and prints its table:\n"
+                           "{} on {}, --vary {}, {} seeds x {}.",
+                           def.run.target, def.run.machine, def.vary, def.seeds, def.run.duration)};
   app.name("schedlab");
   app.set_version_flag("--version", "schedlab 0.1.0");
   app.require_subcommand(0, 1);
@@ -38,20 +53,38 @@ int main_with_args(const std::vector<std::string>& args) {
     return cmd->add_option(names, var, help)->check(nonempty);
   };
 
+  // The defaults shown are the experiment's own (scenario::Experiment), so the help cannot
+  // drift from what a run does; a scenario file's values take their place.
+  const scenario::Experiment defaults;
+  const std::string machine_help = fmt::format(
+      "machine profile (genoa, vm100, vm50, small4, host), synth:SOCKETSxCORESxSMT[:llc=N] or TOML path (default: {})", defaults.machine);
+  const std::string duration_help = fmt::format(
+      "simulated time with its unit (ns, us, ms, s), e.g. 500ms, 10s (default: {})",
+      duration_text(defaults.duration_ns));
+  const std::string seed_help = fmt::format(
+      "random seed, 0..2^63-1; same seed => identical results (default: {})", defaults.seed);
+  const std::string kernel_help =
+      fmt::format("kernel version: 6.12, 6.18 or 7.0 (default: {})", defaults.kernel_version);
+  const std::string target_help = fmt::format(
+      "workload name (see `schedlab list`) or scenario .toml file (default: {})", defaults.workload);
+
   RunOptions ro;
   CLI::App* run = app.add_subcommand("run", "Run a built-in workload or a scenario file");
-  opt(run, "target", ro.target, "workload name (see `schedlab list`) or scenario .toml file");
-  opt(run, "--machine,-m", ro.machine, "machine profile (genoa, vm100, vm50, small4, host), synth:SOCKETSxCORESxSMT[:llc=N] or TOML path");
-  opt(run, "--cpus", ro.cpus, "use only the first N CPUs of the machine")->type_name("N");
-  opt(run, "--duration,-d", ro.duration, "simulated time with its unit (ns, us, ms, s), e.g. 500ms, 10s");
-  opt(run, "--seed", ro.seed, "random seed, 0..2^63-1 (same seed => identical results)")->type_name("N");
-  opt(run, "--kernel,-k", ro.kernel, "kernel version: 6.12, 6.18 or 7.0");
-  opt(run, "--set,-s", ro.sets,
+  opt(run, "target", ro.target, target_help.c_str());
+  opt(run, "--machine,-m", ro.machine, machine_help.c_str());
+  opt(run, "--cpus", ro.cpus, "use only the first N CPUs of the machine (default: all)")->type_name("N");
+  opt(run, "--duration,-d", ro.duration, duration_help.c_str());
+  opt(run, "--seed", ro.seed, seed_help.c_str())->type_name("N");
+  opt(run, "--kernel,-k", ro.kernel, kernel_help.c_str());
+  opt(run, "--set,-s", ro.sets, 
       "KEY=VALUE: workload parameter, kernel setting or machine.COST (repeatable; see schedlab "
       "list settings, list costs, list WORKLOAD)");
   opt(run, "--also", ro.also, "NAME[:k=v,...]: another workload alongside (repeatable)");
   opt(run, "--json", ro.json, "write results as JSON to FILE ('-' = stdout, table suppressed)");
-  run->add_flag("--per-task", ro.per_task, "print every task");
+  opt(run, "--csv", ro.csv, "write the metrics as CSV (name,value,unit) to FILE ('-' = stdout, table suppressed)");
+  run->add_flag("--per-task", ro.per_task, "print every task (see --limit)");
+  opt(run, "--limit", ro.limit, "with --per-task: print at most N tasks, 0..2^31-1 (default: all)")
+      ->type_name("N");
   run->add_flag("--per-cpu", ro.per_cpu, "print every CPU");
   opt(run, "--proc", ro.proc, "print a /proc/<pid>/sched-style dump of this task")->type_name("N");
   opt(run, "--trace", ro.trace,
@@ -65,7 +98,7 @@ int main_with_args(const std::vector<std::string>& args) {
 
   CompareOptions co;
   CLI::App* cmp = app.add_subcommand("compare", "Run a workload under several settings and seeds");
-  opt(cmp, "target", co.run.target, "workload name or scenario .toml file");
+  opt(cmp, "target", co.run.target, target_help.c_str());
   opt(cmp, "--vary", co.vary, "KEY=V1,V2,...: one row per value (e.g. ext=none,rfc,mainline)");
   opt(cmp, "--row", co.rows, "LABEL:k=v,k=v: one row with these settings (repeatable)");
   opt(cmp, "--seeds", co.seeds,
@@ -73,20 +106,28 @@ int main_with_args(const std::vector<std::string>& args) {
   opt(cmp, "--metric", co.metrics, "metric to compare (repeatable; default: all)");
   opt(cmp, "--jobs,-j", co.jobs,
       fmt::format("parallel runs, 0..{} (default 0: number of CPUs)", scenario::kMaxJobs).c_str())->type_name("N");
-  opt(cmp, "--machine,-m", co.run.machine, "machine profile or TOML path");
-  opt(cmp, "--cpus", co.run.cpus, "use only the first N CPUs")->type_name("N");
-  opt(cmp, "--duration,-d", co.run.duration, "simulated time of each run, with its unit (e.g. 1s)");
-  opt(cmp, "--seed", co.run.seed, "first seed, 0..2^63-1")->type_name("N");
-  opt(cmp, "--kernel,-k", co.run.kernel, "kernel version: 6.12, 6.18 or 7.0");
+  opt(cmp, "--machine,-m", co.run.machine, machine_help.c_str());
+  opt(cmp, "--cpus", co.run.cpus, "use only the first N CPUs (default: all)")->type_name("N");
+  opt(cmp, "--duration,-d", co.run.duration, duration_help.c_str());
+  opt(cmp, "--seed", co.run.seed,
+      fmt::format("first seed, 0..2^63-1 (default: {})", defaults.seed).c_str())->type_name("N");
+  opt(cmp, "--kernel,-k", co.run.kernel, kernel_help.c_str());
   opt(cmp, "--set,-s", co.run.sets, "KEY=VALUE for every row (repeatable)");
   opt(cmp, "--also", co.run.also, "NAME[:k=v,...]: another workload alongside (repeatable)");
   opt(cmp, "--json", co.run.json, "write the comparison as JSON ('-' = stdout)");
+  opt(cmp, "--csv", co.run.csv, "write every run's values as CSV (setting,metric,unit,seed,value; '-' = stdout)");
 
   std::string list_what;
   bool list_markdown = false;
   CLI::App* list = app.add_subcommand("list", "List workloads, machines, kernel settings and machine costs");
   opt(list, "what", list_what, "a workload (its parameters), `settings` or `costs`");
   list->add_flag("--markdown", list_markdown, "settings or costs as the Markdown table of the docs");
+
+  std::string plot_in, plot_out;
+  CLI::App* plot = app.add_subcommand(
+      "plot", "Draw a run's or a comparison's JSON as SVG or PNG with gnuplot (docs/plots.md)");
+  opt(plot, "input", plot_in, "JSON of schedlab run --json or schedlab compare --json")->required();
+  opt(plot, "--output,-o", plot_out, "image to write: a name ending in .svg or .png")->required();
 
   std::string bench_json, bench_duration, bench_repeat = "1", bench_scenario = "spinlock";
   std::vector<std::string> bench_sets;
@@ -127,10 +168,10 @@ int main_with_args(const std::vector<std::string>& args) {
     if (*run) return do_run(ro);
     if (*list) return do_list(list_what, list_markdown);
     if (*cmp) return do_compare(co);
+    if (*plot) return do_plot(plot_in, plot_out);
     if (*bench) return do_bench(bench_json, bench_duration, bench_sets, bench_repeat, bench_scenario);
     std::string banner;
-    const CompareOptions def = default_comparison(&banner);
-    return do_compare(def, banner);
+    return do_compare(default_comparison(&banner), banner);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "schedlab: internal error: %s\n", e.what());
     return 1;

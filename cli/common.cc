@@ -28,6 +28,12 @@ std::string parse_int_option(const char* name, const std::string& text, long lon
   return "";
 }
 
+std::string check_stdout_outputs(const RunOptions& o) {
+  if (o.json == "-" && o.csv == "-")
+    return "--csv: only one of --json and --csv can be '-' (stdout) (got '-' for both)";
+  return "";
+}
+
 std::string build_experiment(const RunOptions& o, scenario::Experiment* out) {
   scenario::Experiment e;
   if (!o.target.empty()) {

@@ -1,7 +1,10 @@
 // A comparison of one workload under several settings, each run with N seeds: per setting
-// and metric the min / max / median / average, and the change of the average against the
-// first setting, as the kernel threads reported their runs. Value type + text and JSON.
+// and metric the mean with its standard deviation and 95% confidence interval, and the
+// change of the mean against the first setting with Welch's 95% interval, marking changes
+// whose interval holds 0 (report/stats.h); min / max / median in the JSON. Value type + text
+// and JSON (docs/results-schema.md, "Comparison").
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -9,8 +12,11 @@
 
 namespace report {
 
+inline constexpr int kComparisonSchemaVersion = 2;
+
 struct ComparisonRow {
   std::string setting;              // e.g. "ext=rfc"
+  std::vector<uint64_t> seeds;      // the seed of each run, in the order of values[m]
   std::vector<std::vector<double>> values;  // [metric][seed]
 };
 

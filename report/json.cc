@@ -296,6 +296,8 @@ nlohmann::ordered_json to_json(const Results& r) {
   for (const TaskResult& t : r.tasks) tasks.push_back(task_json(t));
 
   j["notices"] = r.notices;  // an empty vector gives [], not null
+  // Only for the workloads whose original program prints result lines (extend-sched2).
+  if (!r.output.empty()) j["output"] = r.output;
   j["warnings"]["count"] = r.warnings;
   j["warnings"]["first"] = r.first_warning;
   return j;
@@ -388,6 +390,14 @@ Results from_json(const nlohmann::json& j, std::string* error) {
       std::string n;
       rd.read((*notices)[i], fmt::format("notices[{}]", i), &n);
       r.notices.push_back(std::move(n));
+    }
+  }
+
+  if (const json* output = rd.array(root, "output", "")) {
+    for (size_t i = 0; i < output->size() && !rd.failed(); i++) {
+      std::string n;
+      rd.read((*output)[i], fmt::format("output[{}]", i), &n);
+      r.output.push_back(std::move(n));
     }
   }
 

@@ -96,6 +96,9 @@ struct Results {
   std::vector<TaskResult> tasks;
   std::vector<CpuResult> per_cpu;
   std::vector<std::string> notices;   // things the user should know (e.g. adjusted params)
+  // The lines the workload's original program prints as its result (extend-sched2's
+  // "Ran for N times", ...), printed as they are, each at the start of a line.
+  std::vector<std::string> output;
   uint64_t warnings = 0;
   std::string first_warning;
 

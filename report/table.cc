@@ -395,6 +395,10 @@ std::string render_table(const Results& r, const TableOptions& o) {
     fmt::format_to(std::back_inserter(out), "warnings: {} (first: {})\n", r.warnings,
                    r.first_warning);
   }
+  // The original program's result lines, unprefixed, so that the filters written for the
+  // original (`| egrep -e "^Ran|^Total|^avg"`) work on schedlab's output too.
+  if (!r.output.empty()) out += '\n';
+  for (const std::string& line : r.output) out += line + "\n";
   return out;
 }
 

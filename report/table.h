@@ -1,6 +1,7 @@
 // Plain-text rendering of one run's results: the compact report printed after a run, and a
 // /proc/<pid>/sched-style dump of one task.
 #pragma once
+#include <climits>
 #include <string>
 
 #include "report/results.h"
@@ -10,7 +11,7 @@ namespace report {
 struct TableOptions {
   bool per_cpu = false;   // a row per CPU, not only the aggregate and the extremes
   bool per_task = false;  // a row per task after the per-comm summary
-  int max_tasks = 50;     // per-task rows shown before "... N more tasks"
+  int max_tasks = INT_MAX;  // per-task rows shown before "... N more tasks" (run --limit)
   int max_comms = 10;     // per-comm rows shown before "... N more comms"
 };
 

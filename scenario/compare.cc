@@ -137,6 +137,7 @@ std::string compare(const CompareSpec& spec, report::Comparison* out,
   for (size_t row = 0; row < rows.size(); ++row) {
     report::ComparisonRow cr;
     cr.setting = rows[row].first;
+    for (size_t s = 0; s < seeds; ++s) cr.seeds.push_back(row_exps[row].seed + s);
     cr.values.assign(c.metrics.size(), std::vector<double>(seeds, 0.0));  // a metric a run lacks counts as 0
     for (size_t s = 0; s < seeds; ++s) {
       Values& v = run_values[row * seeds + s];

@@ -4,7 +4,7 @@
 // extension, cmpxchg the lock, count, run a long critical section (3,000,000 iterations of an
 // -O0 empty loop: machine().cs_loop_3m_ns), release the lock and the request (yield if it was
 // granted), then spin until another thread has had its turn. Reports runs per second, the
-// wait for the lock, grants and blocks, and the original program's printout as notices.
+// wait for the lock, grants and blocks, and the original program's printout (Results::output).
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -199,13 +199,13 @@ class ExtendSched2 : public Workload {
                     sus(any ? w.hold.min : 0).c_str(), sus(w.wait.sum).c_str(),
                     sus(waited ? w.wait.max : 0).c_str(), sus(waited ? w.wait.min : 0).c_str(),
                     w.blocks, w.dlygrnt);
-      r->notices.push_back(line);
+      r->output.push_back(line);
     }
-    r->notices.push_back("Ran for " + std::to_string(runs) + " times");
-    r->notices.push_back("Total wait time: " + sus(total_wait));
-    r->notices.push_back("avg # grants " + std::to_string(grants / nt) + " avg reqs " +
+    r->output.push_back("Ran for " + std::to_string(runs) + " times");
+    r->output.push_back("Total wait time: " + sus(total_wait));
+    r->output.push_back("avg # grants " + std::to_string(grants / nt) + " avg reqs " +
                          std::to_string(runs / nt));
-    r->notices.push_back("avg # blocks " + std::to_string(blocks / nt));
+    r->output.push_back("avg # blocks " + std::to_string(blocks / nt));
   }
 
  private:

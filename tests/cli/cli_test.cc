@@ -157,6 +157,205 @@ TEST(Cli, HelpAndListSucceed) {
   EXPECT_EQ(run_cli({"list", "hog", "--markdown"}), 2);  // --markdown is for settings and costs
 }
 
+std::string stdout_of(const std::vector<std::string>& args, int* rc = nullptr) {
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  const int code = cli::main_with_args(args);
+  ::testing::internal::GetCapturedStderr();
+  if (rc) *rc = code;
+  return ::testing::internal::GetCapturedStdout();
+}
+
+// The help of run and compare shows the default of every experiment option, from the same
+// scenario::Experiment a run starts from.
+TEST(Cli, HelpShowsEveryDefault) {
+  const scenario::Experiment d;
+  for (const char* cmd : {"run", "compare"}) {
+    const std::string h = stdout_of({cmd, "--help"});
+    EXPECT_NE(h.find("(default: " + d.machine + ")"), std::string::npos) << h;
+    EXPECT_NE(h.find("(default: 1s)"), std::string::npos) << h;
+    EXPECT_NE(h.find("(default: " + std::to_string(d.seed) + ")"), std::string::npos) << h;
+    EXPECT_NE(h.find("(default: " + d.kernel_version + ")"), std::string::npos) << h;
+    EXPECT_NE(h.find("(default: " + d.workload + ")"), std::string::npos) << h;
+  }
+  EXPECT_EQ(d.duration_ns, 1'000'000'000);
+  const std::string top = stdout_of({"--help"});
+  EXPECT_NE(top.find("locktable on genoa, --vary ext=none,rfc,rseq2023,mainline, 3 seeds x 1s."),
+            std::string::npos) << top;
+}
+
+// --per-task prints every task; --limit N caps the rows, and needs --per-task.
+TEST(Cli, PerTaskPrintsEveryTaskAndLimitCaps) {
+  const std::vector<std::string> base{"run", "locktable", "-m", "small4", "-d", "5ms", "-s",
+                                      "clients=60", "-s", "hogs=0", "--per-task"};
+  int rc = 0;
+  const std::string all = stdout_of(base, &rc);
+  ASSERT_EQ(rc, 0);
+  EXPECT_EQ(all.find("more tasks"), std::string::npos) << all;
+  std::vector<std::string> capped = base;
+  capped.insert(capped.end(), {"--limit", "5"});
+  const std::string some = stdout_of(capped, &rc);
+  ASSERT_EQ(rc, 0);
+  EXPECT_NE(some.find("... 56 more tasks"), std::string::npos) << some;
+  expect_bad_input({"run", "hog", "--limit", "3"}, "--limit");
+  expect_bad_input({"run", "hog", "--per-task", "--limit", "-1"}, "got '-1'");
+}
+
+// extend-sched2's result lines reach stdout as the original prints them, so the RFC thread's
+// `| egrep -e "^Ran|^Total|^avg"` finds exactly them; nothing of the run goes to stderr.
+TEST(Cli, ExtendSched2ResultLinesStartALineOnStdout) {
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  ASSERT_EQ(cli::main_with_args({"run", "extend-sched2", "-m", "small4", "-d", "100ms"}), 0);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  std::istringstream out(::testing::internal::GetCapturedStdout());
+  std::vector<std::string> matched;
+  for (std::string line; std::getline(out, line);)
+    if (line.rfind("Ran", 0) == 0 || line.rfind("Total", 0) == 0 || line.rfind("avg", 0) == 0)
+      matched.push_back(line.substr(0, line.find_first_of("0123456789")));
+  EXPECT_EQ(matched, (std::vector<std::string>{"Ran for ", "Total wait time: ", "avg # grants ",
+                                               "avg # blocks "}));
+  EXPECT_EQ(err, "");
+}
+
+// docs/scenarios.md's complete example (its ```toml block) loads, and every table reaches
+// the experiment: top-level keys, [kernel] with a quoted dotted key, [kernel.sched_feat],
+// [params], [costs] and [[also]].
+TEST(ScenarioDoc, TheCompleteExampleLoads) {
+  std::ifstream doc(source_dir() + "/docs/scenarios.md");
+  ASSERT_TRUE(doc) << "docs/scenarios.md";
+  std::string line, toml;
+  bool in = false, done = false;
+  while (!done && std::getline(doc, line)) {
+    if (!in && line == "```toml") {
+      in = true;
+    } else if (in && line == "```") {
+      done = true;
+    } else if (in) {
+      toml += line + "\n";
+    }
+  }
+  ASSERT_TRUE(done) << "no ```toml block";
+  const std::string path = tmp_path("doc-example.toml");
+  std::ofstream(path) << toml;
+  scenario::Experiment e;
+  ASSERT_EQ(scenario::load_scenario_file(path, &e), "");
+  std::remove(path.c_str());
+  ASSERT_EQ(scenario::validate(e), "");
+  EXPECT_EQ(e.workload, "spinlock");
+  EXPECT_EQ(e.machine, "small4");
+  EXPECT_EQ(e.cpus, 4);
+  EXPECT_EQ(e.duration_ns, 200'000'000);
+  EXPECT_EQ(e.seed, 7u);
+  EXPECT_EQ(e.kernel_version, "6.18");
+  auto setting = [&](const std::string& k) {
+    for (const auto& [key, v] : e.kernel_settings)
+      if (key == k) return v;
+    return std::string("(unset)");
+  };
+  EXPECT_EQ(setting("hz"), "1000");
+  EXPECT_EQ(setting("slice_ext.nsec"), "30us");
+  EXPECT_EQ(setting("sched_feat.PLACE_LAG"), "false");
+  EXPECT_EQ(e.params.at("threads"), "8");
+  EXPECT_EQ(e.params.at("think"), "exp:200us");
+  EXPECT_EQ(e.machine_costs.size(), 2u);
+  ASSERT_EQ(e.also.size(), 1u);
+  EXPECT_EQ(e.also[0].workload, "wakeup-latency");
+  EXPECT_EQ(e.also[0].params.at("priority"), "99");
+}
+
+// --csv FILE for run and compare: the file has the header and a line per metric (run) or per
+// setting, metric and seed (compare); both outputs on stdout is an error; an unwritable
+// destination fails before the run.
+TEST(Cli, CsvForRunAndCompare) {
+  const std::string run_csv = tmp_path("run.csv"), cmp_csv = tmp_path("cmp.csv");
+  auto slurp = [](const std::string& p) {
+    std::stringstream ss;
+    ss << std::ifstream(p).rdbuf();
+    return ss.str();
+  };
+  ASSERT_EQ(run_cli({"run", "spinlock", "-m", "small4", "-d", "20ms", "--csv", run_csv}), 0);
+  const std::string r = slurp(run_csv);
+  EXPECT_EQ(r.rfind("name,value,unit\nacquisitions_per_second,", 0), 0u) << r;
+  ASSERT_EQ(run_cli({"compare", "spinlock", "-m", "small4", "-d", "20ms", "--vary", "ext=none,rfc",
+                     "--seeds", "2", "--metric", "acquisitions_per_second", "--csv", cmp_csv}),
+            0);
+  const std::string c = slurp(cmp_csv);
+  EXPECT_EQ(c.rfind("setting,metric,unit,seed,value\n", 0), 0u) << c;
+  EXPECT_EQ(std::count(c.begin(), c.end(), '\n'), 5) << c;
+  EXPECT_NE(c.find("\next=rfc,acquisitions_per_second,1/s,2,"), std::string::npos) << c;
+  std::remove(run_csv.c_str());
+  std::remove(cmp_csv.c_str());
+  std::string err;
+  EXPECT_EQ(run_cli({"run", "hog", "--json", "-", "--csv", "-"}, &err), 2);
+  EXPECT_NE(err.find("--csv"), std::string::npos) << err;
+  expect_bad_input({"run", "hog", "-m", "small4", "-d", "1ms", "--csv", "/nonexistent-dir/x.csv"},
+                   "/nonexistent-dir/x.csv");
+}
+
+bool gnuplot_on_path() {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "");
+  for (std::string d; std::getline(dirs, d, ':');)
+    if (access((d + "/gnuplot").c_str(), X_OK) == 0) return true;
+  return false;
+}
+
+// `schedlab plot` draws a compare JSON and a run JSON as SVG and PNG with gnuplot. (Skipped
+// without gnuplot; scripts/bootstrap installs it.)
+TEST(Plot, DrawsAComparisonAndARunAsSvgAndPng) {
+  if (!gnuplot_on_path()) GTEST_SKIP() << "gnuplot is not installed";
+  const std::string cmp = tmp_path("plot-cmp.json"), run = tmp_path("plot-run.json");
+  ASSERT_EQ(run_cli({"compare", "spinlock", "-m", "small4", "-d", "20ms", "--vary", "ext=none,rfc",
+                     "--seeds", "2", "--metric", "acquisitions_per_second", "--metric",
+                     "spin_cpu_share", "--json", cmp}), 0);
+  ASSERT_EQ(run_cli({"run", "wakeup-latency", "-m", "small4", "-d", "20ms", "--json", run}), 0);
+  auto slurp = [](const std::string& p) {
+    std::stringstream ss;
+    ss << std::ifstream(p, std::ios::binary).rdbuf();
+    return ss.str();
+  };
+  for (const std::string& in : {cmp, run}) {
+    const std::string svg = tmp_path("plot.svg"), png = tmp_path("plot.png");
+    std::string err;
+    ASSERT_EQ(run_cli({"plot", in, "-o", svg}, &err), 0) << err;
+    const std::string s = slurp(svg);
+    EXPECT_NE(s.find("<svg"), std::string::npos);
+    EXPECT_NE(s.find(in == cmp ? "acquisitions_per_second" : "CPU occupancy"), std::string::npos);
+    ASSERT_EQ(run_cli({"plot", in, "-o", png}, &err), 0) << err;
+    EXPECT_EQ(slurp(png).substr(0, 4), "\x89PNG");
+    std::remove(svg.c_str());
+    std::remove(png.c_str());
+  }
+  std::remove(cmp.c_str());
+  std::remove(run.c_str());
+}
+
+// Without gnuplot, or with bad input, plot says so in one line and exits 2, writing nothing.
+TEST(Plot, MissingGnuplotAndBadInputExitTwo) {
+  const std::string in = tmp_path("plot-in.json"), out = tmp_path("plot-out.svg");
+  std::ofstream(in) << R"({"schema": "schedlab.comparison", "schema_version": 2, "metrics": [{"name": "m", "unit": ""}],
+    "rows": [{"setting": "a", "metrics": {"m": {"average": 1, "ci95": [0.5, 1.5]}}}]})";
+  auto expect_two = [&](std::vector<std::string> args, const std::string& names) {
+    std::string err;
+    EXPECT_EQ(run_cli(args, &err), 2) << names;
+    EXPECT_NE(err.find(names), std::string::npos) << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    EXPECT_FALSE(exists(out));
+  };
+  setenv("SCHEDLAB_GNUPLOT", "/nonexistent/gnuplot", 1);
+  expect_two({"plot", in, "-o", out}, "gnuplot not found (install the Debian package gnuplot-nox)");
+  unsetenv("SCHEDLAB_GNUPLOT");
+  expect_two({"plot", in, "-o", tmp_path("plot-out.pdf")}, "-o: the file name must end in .svg or .png");
+  expect_two({"plot", tmp_path("no-such.json"), "-o", out}, "no-such.json");
+  expect_two({"plot", in}, "--output");
+  std::ofstream(in) << "{\"schema\": \"other\"}";
+  expect_two({"plot", in, "-o", out}, "schema 'other'");
+  std::ofstream(in) << "not json";
+  expect_two({"plot", in, "-o", out}, "is not JSON");
+  std::remove(in.c_str());
+}
+
 // `list` gives 7.0's feature defaults and names the versions whose default differs.
 TEST(Cli, ListNamesPerVersionFeatureDefaults) {
   ::testing::internal::CaptureStdout();
@@ -271,7 +470,7 @@ TEST(Compare, RowsPerSettingWithStatisticsAndChangeAgainstTheFirst) {
                                       "--duration", "100ms", "--metric", "acquisitions_per_second"});
   out = ::testing::internal::GetCapturedStdout();
   ASSERT_EQ(rc, 0);
-  for (const char* s : {"acquisitions_per_second", "ext=none", "ext=rfc", "median", "average", "%"})
+  for (const char* s : {"acquisitions_per_second", "ext=none", "ext=rfc", "95% CI of average", "average", "sd", "%"})
     EXPECT_NE(out.find(s), std::string::npos) << s << " in\n" << out;
   std::string err;
   EXPECT_EQ(run_cli({"compare", "spinlock", "--vary", "ext=none,bogus", "--duration", "10ms"}, &err), 2);
@@ -394,6 +593,12 @@ TEST(Cli, ADurationWithoutAUnitIsAnError) {
   expect_bad_input({"run", "wakeup-latency", "--set", "interval=1000"}, "interval");
   expect_bad_input({"run", "spinlock", "--set", "think=500"}, "think");
   expect_bad_input({"run", "hog", "--set", "slice_ext.nsec=5000"}, "slice_ext.nsec");
+  expect_bad_input({"bench", "--duration", "10"}, "got '10'");
+  std::string err;
+  EXPECT_EQ(run_cli({"real", "extend-sched2", "--duration", "1"}, &err), 2);
+  EXPECT_NE(err.find("--duration"), std::string::npos) << err;
+  EXPECT_EQ(run_cli({"real", "locktable", "--cs", "10", "--duration", "1s"}, &err), 2);
+  EXPECT_NE(err.find("--cs"), std::string::npos) << err;
   const std::string path = tmp_path("unitless.toml");
   std::ofstream(path) << "workload = \"hog\"\nduration = 10\n";
   expect_bad_input({"run", path}, "got '10'");

@@ -168,6 +168,24 @@ TEST(Json, TextIsIndentedByTwoSpacesAndEndsWithANewline) {
   EXPECT_NE(s[s.size() - 2], '\n');
 }
 
+// The original program's result lines are printed as they are, each at the start of a line
+// (after the notices), so that `| egrep -e "^Ran|^Total|^avg"` finds them; JSON keeps them.
+TEST(Table, ProgramOutputLinesStartALineWithoutPrefix) {
+  Results r = make_results();
+  r.output = {"Ran for 176 times", "Total wait time: 5.416947", "avg # grants 43 avg reqs 44"};
+  const std::string s = render_table(r);
+  EXPECT_NE(s.find("\nRan for 176 times\nTotal wait time: 5.416947\navg # grants 43 avg reqs 44\n"),
+            std::string::npos) << s;
+  EXPECT_LT(s.find("notice: "), s.find("Ran for"));
+  const nlohmann::ordered_json j = to_json(r);
+  EXPECT_EQ(j["output"][0], "Ran for 176 times");
+  std::string error;
+  const Results back = from_json(nlohmann::json::parse(render_json(r)), &error);
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(back, r);
+  EXPECT_FALSE(to_json(make_results()).contains("output"));
+}
+
 TEST(Json, KeysAreInTheDocumentedOrder) {
   const nlohmann::ordered_json j = to_json(make_results());
   std::vector<std::string> keys;
@@ -405,6 +423,16 @@ TEST(Table, PerTaskOptionListsTasksUpToTheLimit) {
   o.max_tasks = 100;
   EXPECT_NE(line_starting(render_table(make_results(10), o), "5000").find("rt50"),
             std::string::npos);
+}
+
+// --per-task means every task: no cap unless one is asked for (run --limit).
+TEST(Table, PerTaskListsEveryTaskWithoutALimit) {
+  TableOptions o;
+  o.per_task = true;
+  const Results r = make_results(300);
+  const std::string s = render_table(r, o);
+  EXPECT_NE(line_starting(s, "1299 "), "") << s;
+  EXPECT_EQ(s.find("more tasks"), std::string::npos);
 }
 
 TEST(Table, DefaultOutputForSevenHundredThreadsFitsInFortyLines) {
