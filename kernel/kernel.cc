@@ -119,7 +119,35 @@ std::string Kernel::validate_attr(const TaskAttr& attr) const {
     if (c < 0 || c >= nr_cpus())
       return "cpus: CPU " + std::to_string(c) + " does not exist (the machine has " +
              std::to_string(nr_cpus()) + ")";
+  if (attr.group < 0 || attr.group > static_cast<int>(task_groups.size()))
+    return "group: no task group " + std::to_string(attr.group);
   return "";
+}
+
+int Kernel::create_task_group(const std::string& path, int parent) {
+  assert(parent >= 0 && parent <= static_cast<int>(task_groups.size()));
+  auto tg = std::make_unique<task_group>();
+  tg->id = static_cast<int>(task_groups.size()) + 1;
+  tg->path = path;
+  alloc_fair_sched_group(this, tg.get(), parent ? task_groups[static_cast<size_t>(parent - 1)].get() : nullptr);
+  task_groups.push_back(std::move(tg));
+  return task_groups.back()->id;
+}
+
+void Kernel::set_task_group_shares(int id, unsigned long shares) {
+  assert(id >= 1 && id <= static_cast<int>(task_groups.size()));
+  sched_group_set_shares(this, task_groups[static_cast<size_t>(id - 1)].get(),
+                         std::clamp(shares, MIN_SHARES, MAX_SHARES));
+}
+
+std::vector<Kernel::TaskGroupStats> Kernel::task_group_stats() const {
+  std::vector<TaskGroupStats> out;
+  for (const auto& tg : task_groups) out.push_back({tg->id, tg->path, tg->usage_ns});
+  // Children come after their parents: add each group's usage to its ancestors, last first.
+  for (size_t i = task_groups.size(); i-- > 0;)
+    for (const task_group* a = task_groups[i]->parent; a; a = a->parent)
+      out[static_cast<size_t>(a->id - 1)].usage_ns += task_groups[i]->usage_ns;
+  return out;
 }
 
 // A fork by a parent off the machine (the launcher's own start, and every thread under
@@ -145,6 +173,7 @@ std::unique_ptr<task_struct> Kernel::alloc_task(int tgid, const TaskAttr& attr) 
   p->cpus_mask.assign(nr_cpus(), attr.cpus.empty() ? 1 : 0);
   for (int c : attr.cpus) p->cpus_mask[c] = 1;
   p->nr_cpus_allowed = static_cast<int>(std::count(p->cpus_mask.begin(), p->cpus_mask.end(), 1));
+  if (attr.group) p->sched_task_group = task_groups[static_cast<size_t>(attr.group - 1)].get();
   __set_task_cpu(p.get(), attr.cpus.empty() ? 0 : attr.cpus.front());
   p->__state = TASK_RUNNING;
   set_load_weight(p.get());

@@ -30,6 +30,8 @@ struct TaskAttr {
   // The latency_sensi_flag patch's per-task flag, set from the start (as a sched_setattr()
   // with SCHED_FLAG_LATENCY_SENSITIVE would); needs a kernel carrying the patch.
   bool latency_sensitive = false;
+  // The task group the thread runs in (Kernel::create_task_group()); 0 = the root group.
+  int group = 0;
 };
 
 // Errors the kernel reports for one run (invariant violations the model survived).
@@ -59,6 +61,20 @@ class Kernel {
                     sim::Time start = 0);
   // "" if attr is acceptable on this machine, else a one-line error naming the field.
   std::string validate_attr(const TaskAttr& attr) const;
+
+  // Task groups (CONFIG_FAIR_GROUP_SCHED). Creates a group named `path` below group
+  // `parent` (0 = the root group, else an id returned before) and returns its id (>= 1).
+  int create_task_group(const std::string& path, int parent = 0);
+  // tg->shares of group `id`: its weight against its siblings (1024 = nice 0 = cpu.weight
+  // 100), MIN_SHARES..MAX_SHARES; the group's entities are re-weighed at once.
+  void set_task_group_shares(int id, unsigned long shares);
+  // What each group's tasks and its descendants' ran (cpu.stat usage), in creation order.
+  struct TaskGroupStats {
+    int id = 0;
+    std::string path;
+    uint64_t usage_ns = 0;
+  };
+  std::vector<TaskGroupStats> task_group_stats() const;
 
   // Starts the periodic ticks; call once before the engine runs.
   void start();
@@ -125,6 +141,7 @@ class Kernel {
   }
   sim::Time line_transfer_ns(int a, int b) const { return line_ns[line_distance(a, b)]; }
   std::vector<std::unique_ptr<struct mm_struct>> mms;
+  std::vector<std::unique_ptr<task_group>> task_groups;  // ids 1.., parents before children
   std::vector<task_struct*> balance_scratch;        // detach_tasks() candidates
   // Per CPU, what load balancing and idle-CPU searches read of every CPU of a domain, again
   // and packed (simulator-only): update_sg_lb_stats() and available_idle_cpu() loop over up

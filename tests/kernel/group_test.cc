@@ -1,0 +1,148 @@
+// Task groups (CONFIG_FAIR_GROUP_SCHED) pinned against Linux: CPU is shared between groups
+// first, by their shares, and between the tasks of a group second; a group's shares are
+// split over the CPUs it runs on (calc_group_shares()); the balancer moves group tasks.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "kernel/sched/sched.h"
+#include "tests/kernel/harness.h"
+
+using testing_support::Sim;
+using testing_support::flat_machine;
+
+namespace {
+
+constexpr sim::Time kSec = sim::kNsecPerSec;
+
+user::Program hog(user::Thread& t) {
+  for (;;) co_await t.compute(1000000000);
+}
+
+kernel::TaskAttr in_group(int group, int cpu = -1, int nice = 0) {
+  kernel::TaskAttr a;
+  a.comm = "hog";
+  a.group = group;
+  a.nice = nice;
+  if (cpu >= 0) a.cpus = {cpu};
+  return a;
+}
+
+double run_share(const Sim& s, int pid, sim::Time elapsed) {
+  return static_cast<double>(s.task(pid).stats.run_ns) / static_cast<double>(elapsed);
+}
+
+const auto kVersions = {kernel::KernelVersion::V6_12, kernel::KernelVersion::V6_18,
+                        kernel::KernelVersion::V7_0};
+
+}  // namespace
+
+// One task in group A, three in group B, one CPU: A's task gets half the CPU (the groups
+// have equal shares), each of B's a sixth. Flat, it would get a quarter.
+TEST(Group, TwoGroupsOfUnequalSizeShareACpuByGroupWeightNotTaskCount) {
+  for (auto v : kVersions) {
+    Sim s(flat_machine(1), kernel::default_config(v));
+    const int a = s.k->create_task_group("/a");
+    const int b = s.k->create_task_group("/b");
+    const int ta = s.spawn(in_group(a), hog);
+    std::vector<int> tb;
+    for (int i = 0; i < 3; ++i) tb.push_back(s.spawn(in_group(b), hog));
+    s.run(3 * kSec);
+    EXPECT_NEAR(run_share(s, ta, 3 * kSec), 0.5, 0.02) << kernel::version_name(v);
+    for (int pid : tb) EXPECT_NEAR(run_share(s, pid, 3 * kSec), 1.0 / 6, 0.02) << kernel::version_name(v);
+    const auto stats = s.k->task_group_stats();
+    ASSERT_EQ(stats.size(), 2u);
+    EXPECT_NEAR(static_cast<double>(stats[0].usage_ns), static_cast<double>(s.task(ta).stats.run_ns),
+                0.01 * static_cast<double>(kSec));
+    testing_support::check_invariants(*s.k, 3 * kSec);
+  }
+}
+
+// tg->shares weigh the groups: 2048 against 1024 gives two thirds to the first.
+TEST(Group, GroupSharesSetTheSplitBetweenGroups) {
+  Sim s(flat_machine(1));
+  const int a = s.k->create_task_group("/a");
+  const int b = s.k->create_task_group("/b");
+  s.k->set_task_group_shares(a, 2048);
+  const int ta = s.spawn(in_group(a), hog);
+  const int tb1 = s.spawn(in_group(b), hog);
+  const int tb2 = s.spawn(in_group(b), hog);
+  s.run(3 * kSec);
+  EXPECT_NEAR(run_share(s, ta, 3 * kSec), 2.0 / 3, 0.02);
+  EXPECT_NEAR(run_share(s, tb1, 3 * kSec) + run_share(s, tb2, 3 * kSec), 1.0 / 3, 0.02);
+  testing_support::check_invariants(*s.k, 3 * kSec);
+}
+
+// A task's nice moves its share within its group only: nice 5 against nice 0 in group A
+// splits A's half 1024:335; group B's task keeps its half.
+TEST(Group, ATasksNiceMovesItsShareWithinItsGroupOnly) {
+  for (auto v : kVersions) {
+    Sim s(flat_machine(1), kernel::default_config(v));
+    const int a = s.k->create_task_group("/a");
+    const int b = s.k->create_task_group("/b");
+    const int a0 = s.spawn(in_group(a, -1, 0), hog);
+    const int a5 = s.spawn(in_group(a, -1, 5), hog);
+    const int tb = s.spawn(in_group(b), hog);
+    s.run(4 * kSec);
+    EXPECT_NEAR(run_share(s, tb, 4 * kSec), 0.5, 0.02) << kernel::version_name(v);
+    EXPECT_NEAR(run_share(s, a0, 4 * kSec), 0.5 * 1024 / (1024 + 335), 0.02) << kernel::version_name(v);
+    EXPECT_NEAR(run_share(s, a5, 4 * kSec), 0.5 * 335 / (1024 + 335), 0.02) << kernel::version_name(v);
+    testing_support::check_invariants(*s.k, 4 * kSec);
+  }
+}
+
+// calc_group_shares(): a group busy on two CPUs has its shares split between its two
+// entities (about 512 each), so beside a nice-0 task of the root group on each CPU its
+// tasks get about a third of each CPU.
+TEST(Group, AGroupsSharesAreSplitOverTheCpusItRunsOn) {
+  Sim s(flat_machine(2));
+  const int g = s.k->create_task_group("/g");
+  const int g0 = s.spawn(in_group(g, 0), hog);
+  const int g1 = s.spawn(in_group(g, 1), hog);
+  const int r0 = s.spawn(in_group(0, 0), hog);
+  const int r1 = s.spawn(in_group(0, 1), hog);
+  s.run(4 * kSec);
+  EXPECT_NEAR(run_share(s, g0, 4 * kSec), 1.0 / 3, 0.03);
+  EXPECT_NEAR(run_share(s, g1, 4 * kSec), 1.0 / 3, 0.03);
+  EXPECT_NEAR(run_share(s, r0, 4 * kSec), 2.0 / 3, 0.03);
+  EXPECT_NEAR(run_share(s, r1, 4 * kSec), 2.0 / 3, 0.03);
+  testing_support::check_invariants(*s.k, 4 * kSec);
+}
+
+// The balancer finds tasks below group entities and moves them by their h_load: four
+// tasks of a nested group, all woken on CPU 0 of four CPUs that share no cache (so the
+// wakeups stay there), end up one per CPU.
+TEST(Group, BalancerSpreadsTheTasksOfANestedGroup) {
+  hw::Machine m = flat_machine(4);
+  for (int c = 0; c < 4; ++c) m.topo.llc_of[static_cast<size_t>(c)] = c;
+  Sim s(m);
+  const int parent = s.k->create_task_group("/p");
+  const int child = s.k->create_task_group("/p/c", parent);
+  std::vector<int> pids;
+  for (int i = 0; i < 4; ++i) {
+    kernel::TaskAttr a = in_group(child);
+    a.preexisting = true;  // asleep on CPU 0, woken there at 1 ms
+    pids.push_back(s.spawn(a, hog, 1000000));
+  }
+  s.run(2 * kSec);
+  std::vector<int> per_cpu(4, 0);
+  for (int pid : pids) per_cpu[static_cast<size_t>(s.task(pid).cpu)]++;
+  for (int c = 0; c < 4; ++c) EXPECT_EQ(per_cpu[static_cast<size_t>(c)], 1) << "cpu " << c;
+  for (int pid : pids) EXPECT_GT(run_share(s, pid, 2 * kSec), 0.8);
+  testing_support::check_invariants(*s.k, 2 * kSec);
+}
+
+// task_h_load(): two always-running tasks of a group alone on a CPU carry the group
+// entity's load (about 1024, its shares) between them, about 512 each as the root sees
+// them, not their own load_avg of about 1024.
+TEST(Group, TaskHLoadIsTheTasksPartOfItsGroupEntitysLoad) {
+  Sim s(flat_machine(1));
+  const int g = s.k->create_task_group("/g");
+  const int a = s.spawn(in_group(g, 0), hog);
+  const int b = s.spawn(in_group(g, 0), hog);
+  s.run(2 * kSec);
+  EXPECT_GT(s.task(a).se.avg.load_avg, 950u);
+  EXPECT_NEAR(static_cast<double>(kernel::task_h_load(&s.task(a))), 512, 40);
+  EXPECT_NEAR(static_cast<double>(kernel::task_h_load(&s.task(b))), 512, 40);
+  testing_support::check_invariants(*s.k, 2 * kSec);
+}
