@@ -175,6 +175,13 @@ std::string set_config_key(KernelConfig* cfg, const std::string& key, const std:
     cfg->rr_timeslice_ms = static_cast<int>(n);
     return "";
   }
+  if (key == "sched_autogroup_enabled") {
+    // sysctl kernel.sched_autogroup_enabled: 0 or 1 (true/false read as 1/0).
+    bool b;
+    if (!parse_bool(value, &b)) return key + ": expected 0, 1, true or false (got '" + value + "')";
+    cfg->sched_autogroup_enabled = b;
+    return "";
+  }
   if (key == "wakeup_pick_next_entity") {
     bool b;
     if (!parse_bool(value, &b)) return key + ": expected true or false (got '" + value + "')";

@@ -96,6 +96,8 @@ Kernel::~Kernel() = default;
 int Kernel::create_process(const std::string& name) {
   const int tgid = next_pid_++;
   process_names_.emplace_back(tgid, name);
+  // kthreadd and its kernel threads are in init's session, whose autogroup is the root.
+  process_sessions_.emplace_back(tgid, name == "kthreadd" ? -1 : current_session_);
   auto mm = std::make_unique<mm_struct>();
   mm->tgid = tgid;
   mms.push_back(std::move(mm));
@@ -173,7 +175,10 @@ std::unique_ptr<task_struct> Kernel::alloc_task(int tgid, const TaskAttr& attr) 
   p->cpus_mask.assign(nr_cpus(), attr.cpus.empty() ? 1 : 0);
   for (int c : attr.cpus) p->cpus_mask[c] = 1;
   p->nr_cpus_allowed = static_cast<int>(std::count(p->cpus_mask.begin(), p->cpus_mask.end(), 1));
-  if (attr.group) p->sched_task_group = task_groups[static_cast<size_t>(attr.group - 1)].get();
+  if (attr.group)
+    p->sched_task_group = task_groups[static_cast<size_t>(attr.group - 1)].get();
+  else
+    p->sched_task_group = autogroup_task_group(tgid);
   __set_task_cpu(p.get(), attr.cpus.empty() ? 0 : attr.cpus.front());
   p->__state = TASK_RUNNING;
   set_load_weight(p.get());

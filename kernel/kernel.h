@@ -75,6 +75,14 @@ class Kernel {
     uint64_t usage_ns = 0;
   };
   std::vector<TaskGroupStats> task_group_stats() const;
+  // Sessions and autogroup (kernel/sched/autogroup.cc). Processes are created in the current
+  // session: 0, the scenario's, until setsid() starts a new one (returned) for the processes
+  // created after it; use_session() goes back to one.
+  int setsid();
+  void use_session(int sid) { current_session_ = sid; }
+  int session_of(int tgid) const;
+  // The session's autogroup nice (-20..19): its group's shares as a task of that nice.
+  void set_autogroup_nice(int sid, int nice);
 
   // Starts the periodic ticks; call once before the engine runs.
   void start();
@@ -173,6 +181,11 @@ class Kernel {
   sim::Engine* engine_;
   std::vector<std::unique_ptr<rq>> rqs_;
   bool has_threads(int tgid) const;
+  int current_session_ = 0, last_session_ = 0;
+  std::vector<std::pair<int, int>> process_sessions_;  // (tgid, session); -1 = init's
+  std::vector<std::pair<int, int>> autogroups_;        // (session, task group id)
+  int autogroup_of_session(int sid);
+  task_group* autogroup_task_group(int tgid);
 
   std::vector<std::unique_ptr<task_struct>> tasks_;
   std::vector<std::unique_ptr<task_struct>> idle_tasks_;

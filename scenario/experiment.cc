@@ -27,7 +27,7 @@ namespace {
 bool is_kernel_key(const std::string& k) {
   return k == "hz" || k == "preempt" || k == "base_slice_ns" || k == "nohz_idle" || k == "skew_tick" ||
          k == "launcher" || k == "migration_cost_ns" || k == "rr_timeslice_ms" ||
-         k == "wakeup_pick_next_entity" || k.rfind("sched_feat.", 0) == 0 ||
+         k == "wakeup_pick_next_entity" || k == "sched_autogroup_enabled" || k.rfind("sched_feat.", 0) == 0 ||
          k == "slice_ext" || k.rfind("slice_ext.", 0) == 0 || k.rfind("fair_server.", 0) == 0 ||
          k == "mm_cid" || k.rfind("mm_cid.", 0) == 0 || k.rfind("softirq.", 0) == 0;
 }
@@ -103,10 +103,18 @@ std::string cost_error(const std::string& err) {
   return err.rfind(reader, 0) == 0 ? "machine." + err.substr(reader.size()) : err;
 }
 
+std::string parse_session(const std::string& key, const std::string& value, bool* own) {
+  if (value != "shared" && value != "own")
+    return key + ": expected shared or own (got '" + value + "')";
+  *own = value == "own";
+  return "";
+}
+
 }  // namespace
 
 std::string set_key(Experiment* e, const std::string& key, const std::string& value) {
   long long n = 0;
+  if (key == "session") return parse_session(key, value, &e->own_session);
   if (key == "workload") {
     if (!workloads::find_workload(value)) return "workload: unknown workload '" + value + "' (see: schedlab list)";
     e->workload = value;
@@ -164,7 +172,13 @@ std::string add_also(Experiment* e, const std::string& spec) {
       const std::string kv = spec.substr(start, comma - start);
       const size_t eq = kv.find('=');
       if (eq == std::string::npos || eq == 0) return "also: expected key=value in '" + spec + "'";
-      x.params[kv.substr(0, eq)] = kv.substr(eq + 1);
+      if (kv.substr(0, eq) == "session") {
+        if (std::string err = parse_session("also." + x.workload + ".session", kv.substr(eq + 1), &x.own_session);
+            !err.empty())
+          return err;
+      } else {
+        x.params[kv.substr(0, eq)] = kv.substr(eq + 1);
+      }
       start = comma + 1;
     }
   }
@@ -329,7 +343,9 @@ std::string run(const Experiment& e, report::Results* out, const Progress& progr
   // The rest of the system first: it runs before the scenario's threads are forked.
   if (std::string err = workloads::spawn_background(k, e.seed ^ 0xb4c6b0d1ULL); !err.empty()) return err;
   std::unique_ptr<workloads::Workload> w = info->make();
+  if (e.own_session) k.setsid();
   if (std::string err = w->setup(k, workloads::Params(params), e.seed); !err.empty()) return err;
+  k.use_session(0);
   std::vector<std::unique_ptr<workloads::Workload>> extras;
   std::map<std::string, std::string> echo = params;
   for (size_t i = 0; i < e.also.size(); ++i) {
@@ -343,8 +359,10 @@ std::string run(const Experiment& e, report::Results* out, const Progress& progr
     extras.push_back(xi->make());
     // Its own random streams: a different seed per extra workload.
     const uint64_t seed = e.seed ^ (0x9e3779b97f4a7c15ULL * (i + 1));
+    if (x.own_session) k.setsid();
     if (std::string err = extras.back()->setup(k, workloads::Params(xp), seed); !err.empty())
       return "also " + x.workload + ": " + err;
+    k.use_session(0);
   }
   k.start();
   constexpr int kSteps = 100;

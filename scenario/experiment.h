@@ -19,6 +19,7 @@ namespace scenario {
 struct ExtraWorkload {
   std::string workload;
   std::map<std::string, std::string> params;
+  bool own_session = false;  // `session=own`: started in a new session (setsid)
 };
 
 struct Experiment {
@@ -34,6 +35,10 @@ struct Experiment {
   // Machine cost overrides (`machine.KEY`, a scenario's [costs]), applied after loading.
   std::vector<std::pair<std::string, std::string>> machine_costs;
   std::vector<ExtraWorkload> also;
+  // `session`: "shared" (the default), the workload's processes are in the scenario's
+  // session; "own", in a new one (setsid), which gets an autogroup of its own when
+  // sched_autogroup_enabled is set. Also a key of each `also` (`--also hog:session=own`).
+  bool own_session = false;
 };
 
 // Adds a workload to run alongside: "NAME" or "NAME:key=value,key=value".

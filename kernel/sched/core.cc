@@ -26,6 +26,8 @@ static const uint32_t sched_prio_to_wmult[40] = {
     10153587,  12820798,  15790321,  19976592,  24970740,  31350126,  39045157,  49367440,
     61356676,  76695844,  95443717,  119304647, 148102320, 186737708, 238609294, 286331153};
 
+unsigned long nice_to_weight(int nice) { return sched_prio_to_weight[nice + 20]; }
+
 void set_load_weight(task_struct* p, bool update_load) {
   load_weight lw;
   if (p->policy == SCHED_IDLE) {  // task_has_idle_policy()

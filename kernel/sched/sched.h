@@ -555,6 +555,8 @@ u64 sysctl_sched_base_slice(const Kernel* k);
 void set_load_weight(task_struct* p, bool update_load = false);
 // set_user_nice(): setpriority()'s change of p's nice value, re-queueing p around it.
 void set_user_nice(task_struct* p, long nice);
+// sched_prio_to_weight[] of a nice value (-20..19).
+unsigned long nice_to_weight(int nice);
 
 // ---- topology.cc ----
 void build_sched_domains(Kernel* k);

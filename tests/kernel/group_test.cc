@@ -146,3 +146,58 @@ TEST(Group, TaskHLoadIsTheTasksPartOfItsGroupEntitysLoad) {
   EXPECT_NEAR(static_cast<double>(kernel::task_h_load(&s.task(b))), 512, 40);
   testing_support::check_invariants(*s.k, 2 * kSec);
 }
+
+namespace {
+kernel::KernelConfig autogroup_on(kernel::KernelVersion v = kernel::KernelVersion::V7_0) {
+  kernel::KernelConfig cfg = kernel::default_config(v);
+  cfg.sched_autogroup_enabled = true;
+  return cfg;
+}
+}  // namespace
+
+// A process started in a new session (setsid) gets an autogroup of its own: its one task
+// gets half the CPU against three tasks of the scenario's session; flat, a quarter.
+TEST(Group, SetsidStartsANewAutogroup) {
+  for (auto v : kVersions) {
+    Sim s(flat_machine(1), autogroup_on(v));
+    std::vector<int> shared;
+    for (int i = 0; i < 3; ++i) shared.push_back(s.spawn(in_group(0), hog));
+    const int sid = s.k->setsid();
+    s.tgid = s.k->create_process("other-shell");
+    const int own = s.spawn(in_group(0), hog);
+    EXPECT_EQ(s.k->session_of(s.tgid), sid);
+    s.run(3 * kSec);
+    EXPECT_NE(s.task(own).sched_task_group, s.task(shared[0]).sched_task_group);
+    EXPECT_EQ(s.task(own).sched_task_group->path, "/autogroup-" + std::to_string(sid));
+    EXPECT_NEAR(run_share(s, own, 3 * kSec), 0.5, 0.02) << kernel::version_name(v);
+    for (int pid : shared) EXPECT_NEAR(run_share(s, pid, 3 * kSec), 1.0 / 6, 0.02) << kernel::version_name(v);
+    testing_support::check_invariants(*s.k, 3 * kSec);
+  }
+}
+
+// An autogroup's nice weighs the whole session as a task of that nice would be weighed:
+// nice 5 against nice 0 splits the CPU 335:1024 between the two sessions, whatever the
+// number of tasks in each.
+TEST(Group, AnAutogroupsNiceMovesTheGroup) {
+  Sim s(flat_machine(1), autogroup_on());
+  const int a1 = s.spawn(in_group(0), hog);
+  const int a2 = s.spawn(in_group(0), hog);
+  const int sid = s.k->setsid();
+  s.tgid = s.k->create_process("niced-session");
+  const int b = s.spawn(in_group(0), hog);
+  s.k->set_autogroup_nice(sid, 5);
+  s.run(4 * kSec);
+  EXPECT_NEAR(run_share(s, b, 4 * kSec), 335.0 / (1024 + 335), 0.02);
+  EXPECT_NEAR(run_share(s, a1, 4 * kSec) + run_share(s, a2, 4 * kSec), 1024.0 / (1024 + 335), 0.02);
+  testing_support::check_invariants(*s.k, 4 * kSec);
+}
+
+// With kernel.sched_autogroup_enabled=0 (the model's default) sessions make no groups.
+TEST(Group, AutogroupDisabledLeavesSessionsInTheRootGroup) {
+  Sim s(flat_machine(1));
+  s.k->setsid();
+  s.tgid = s.k->create_process("other-shell");
+  const int p = s.spawn(in_group(0), hog);
+  EXPECT_EQ(s.task(p).sched_task_group, nullptr);
+  EXPECT_TRUE(s.k->task_group_stats().empty());
+}
