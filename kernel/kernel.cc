@@ -136,6 +136,23 @@ int Kernel::create_task_group(const std::string& path, int parent) {
   return task_groups.back()->id;
 }
 
+int Kernel::task_group_at(const std::string& path) {
+  int parent = 0;
+  for (size_t at = 1; at <= path.size();) {
+    size_t end = path.find('/', at);
+    if (end == std::string::npos) end = path.size();
+    if (end > at) {
+      const std::string prefix = path.substr(0, end);
+      int found = 0;
+      for (const auto& tg : task_groups)
+        if (tg->path == prefix) found = tg->id;
+      parent = found ? found : create_task_group(prefix, parent);
+    }
+    at = end + 1;
+  }
+  return parent;
+}
+
 void Kernel::set_task_group_shares(int id, unsigned long shares) {
   assert(id >= 1 && id <= static_cast<int>(task_groups.size()));
   sched_group_set_shares(this, task_groups[static_cast<size_t>(id - 1)].get(),
@@ -175,8 +192,8 @@ std::unique_ptr<task_struct> Kernel::alloc_task(int tgid, const TaskAttr& attr) 
   p->cpus_mask.assign(nr_cpus(), attr.cpus.empty() ? 1 : 0);
   for (int c : attr.cpus) p->cpus_mask[c] = 1;
   p->nr_cpus_allowed = static_cast<int>(std::count(p->cpus_mask.begin(), p->cpus_mask.end(), 1));
-  if (attr.group)
-    p->sched_task_group = task_groups[static_cast<size_t>(attr.group - 1)].get();
+  if (const int group = attr.group ? attr.group : current_group_)
+    p->sched_task_group = task_groups[static_cast<size_t>(group - 1)].get();
   else
     p->sched_task_group = autogroup_task_group(tgid);
   __set_task_cpu(p.get(), attr.cpus.empty() ? 0 : attr.cpus.front());

@@ -68,6 +68,10 @@ class Kernel {
   // tg->shares of group `id`: its weight against its siblings (1024 = nice 0 = cpu.weight
   // 100), MIN_SHARES..MAX_SHARES; the group's entities are re-weighed at once.
   void set_task_group_shares(int id, unsigned long shares);
+  // The group at cgroup path `path` ("/a/b"), created with its missing ancestors; its id.
+  int task_group_at(const std::string& path);
+  // Threads created with TaskAttr::group 0 go to group `id` (0 = the root group) from now on.
+  void use_task_group(int id) { current_group_ = id; }
   // What each group's tasks and its descendants' ran (cpu.stat usage), in creation order.
   struct TaskGroupStats {
     int id = 0;
@@ -182,6 +186,7 @@ class Kernel {
   std::vector<std::unique_ptr<rq>> rqs_;
   bool has_threads(int tgid) const;
   int current_session_ = 0, last_session_ = 0;
+  int current_group_ = 0;
   std::vector<std::pair<int, int>> process_sessions_;  // (tgid, session); -1 = init's
   std::vector<std::pair<int, int>> autogroups_;        // (session, task group id)
   int autogroup_of_session(int sid);

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "kernel/sched/sched.h"
+#include "report/results.h"
+#include "scenario/experiment.h"
 #include "tests/kernel/harness.h"
 
 using testing_support::Sim;
@@ -200,4 +202,32 @@ TEST(Group, AutogroupDisabledLeavesSessionsInTheRootGroup) {
   const int p = s.spawn(in_group(0), hog);
   EXPECT_EQ(s.task(p).sched_task_group, nullptr);
   EXPECT_TRUE(s.k->task_group_stats().empty());
+}
+
+// Scenario placement: a workload and an --also in cgroups /svc/a and /svc/b share one CPU
+// by the cgroups' cpu.weight (tg->shares = weight x 1024 / 100), not by their thread counts.
+TEST(Group, ScenarioCgroupsShareTheCpuByCpuWeight) {
+  for (const char* weight_b : {"100", "300"}) {
+    scenario::Experiment e;
+    ASSERT_EQ(scenario::set_key(&e, "workload", "hog"), "");
+    ASSERT_EQ(scenario::set_key(&e, "machine", "small4"), "");
+    ASSERT_EQ(scenario::set_key(&e, "cpus", "1"), "");
+    ASSERT_EQ(scenario::set_key(&e, "duration", "2s"), "");
+    ASSERT_EQ(scenario::set_key(&e, "threads", "3"), "");
+    ASSERT_EQ(scenario::set_key(&e, "cgroup", "/svc/a"), "");
+    ASSERT_EQ(scenario::add_also(&e, std::string("hog:threads=1,cgroup=/svc/b,cpu.weight=") + weight_b), "");
+    report::Results r;
+    ASSERT_EQ(scenario::run(e, &r), "");
+    const report::Metric* m = r.metric("hog_cpu_seconds_per_second");  // the main workload's
+    ASSERT_NE(m, nullptr);
+    EXPECT_NEAR(m->value, std::string(weight_b) == "100" ? 0.5 : 0.25, 0.02) << weight_b;
+  }
+}
+
+TEST(Group, BadCgroupSettingsAreNamed) {
+  scenario::Experiment e;
+  EXPECT_EQ(scenario::set_key(&e, "cgroup", "svc"), "cgroup: must be an absolute cgroup path like /batch/a (got 'svc')");
+  EXPECT_EQ(scenario::set_key(&e, "cpu.weight", "10001"), "cpu.weight: must be an integer in 1..10000 (got '10001')");
+  EXPECT_EQ(scenario::set_key(&e, "session", "new"), "session: expected shared or own (got 'new')");
+  EXPECT_EQ(scenario::add_also(&e, "hog:cpu.weight=0"), "also.hog.cpu.weight: must be an integer in 1..10000 (got '0')");
 }
