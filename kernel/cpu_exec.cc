@@ -6,7 +6,7 @@
 #include <cassert>
 
 #include "kernel/entry/common.h"
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/syscalls.h"
 #include "kernel/slice_ext.h"
 
@@ -42,7 +42,7 @@ void spin_link(task_struct* p, UserWord* w) {
 void arm_spin_observe(rq* rq, task_struct* p, sim::Time now) {
   const UserWord* w = p->spin_word;
   const int writer = w->last_writer_cpu < 0 ? rq->cpu : w->last_writer_cpu;
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   const int d = k->line_distance(writer, rq->cpu);
   const sim::Time lat = k->line_ns[d];
   const sim::Time jitter = lat > 1 ? k->spin_jitter[d](k->rng) : 0;
@@ -66,7 +66,7 @@ void settle_user(rq* rq, sim::Time now) {
 }
 
 // Reflects a change of this CPU's busy state in its SMT sibling's speed.
-void smt_update_sibling(Kernel* k, int cpu, bool busy, sim::Time now) {
+void smt_update_sibling(KernelImpl* k, int cpu, bool busy, sim::Time now) {
   const int sib = k->rq_of(cpu)->smt_sibling;
   if (sib < 0) return;
   rq* srq = k->rq_of(sib);
@@ -117,11 +117,11 @@ void cpu_charge(rq* rq, sim::Time cost) {
     ex.sys_ns += static_cast<u64>(cost);
 }
 
-// cpu_switch(): curr changed at `now`. Kernel work still pending in the window moves with
+// cpu_switch(): curr changed at `now`. KernelImpl work still pending in the window moves with
 // the switch (charged to the idle CPU's irq time or to the new task's system time), so the
 // buckets always add up to elapsed time.
 void cpu_switch(rq* rq, task_struct* prev, task_struct* next, sim::Time now) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   cpu_exec& ex = rq->ex;
   const u64 pending = ex.kwork_until > now ? static_cast<u64>(ex.kwork_until - now) : 0;
   const u64 t = static_cast<u64>(now);
@@ -166,7 +166,7 @@ void cpu_switch(rq* rq, task_struct* prev, task_struct* next, sim::Time now) {
 
 void cpu_return_to_user(rq* rq) {
   cpu_exec& ex = rq->ex;
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   task_struct* p = rq->curr;
   if (p->is_idle) {
     k->engine()->cancel(&ex.resume_timer);
@@ -199,7 +199,7 @@ void cpu_return_to_user(rq* rq) {
   }
 }
 
-void cpu_word_changed(Kernel* k, UserWord* w, int /*writer*/, sim::Time now) {
+void cpu_word_changed(KernelImpl* k, UserWord* w, int /*writer*/, sim::Time now) {
   for (task_struct* p = w->spinners; p; p = p->spin_next) {
     if (!p->on_cpu || w->value == p->spin_val) continue;
     rq* rq = k->rq_of(p->cpu);
@@ -247,7 +247,7 @@ namespace {
 
 // Runs program steps of p (rq->curr) at `now` until one takes time or enters the kernel.
 void run_program(rq* rq, task_struct* p, sim::Time now) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   cpu_exec& ex = rq->ex;
   int64_t ret = p->exec == ExecKind::SyscallRet ? p->syscall_ret : 0;
   for (;;) {

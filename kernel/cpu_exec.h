@@ -22,12 +22,12 @@ void cpu_return_to_user(rq* rq);
 // Accounting for rq->curr changing from prev to next at now (busy/idle, wait, runtime).
 void cpu_switch(rq* rq, task_struct* prev, task_struct* next, sim::Time now);
 // A spinner's word changed at `now` on CPU `writer`: make running spinners observe it.
-void cpu_word_changed(Kernel* k, UserWord* w, int writer, sim::Time now);
+void cpu_word_changed(KernelImpl* k, UserWord* w, int writer, sim::Time now);
 void spin_unlink(task_struct* p);
 // Timer callbacks.
 void cpu_resume_timer_fn(sim::Timer* t, sim::Time now);
 // Schedules an IPI of kind `bits` to `cpu`, sent by the CPU running now.
-void smp_send_ipi(Kernel* k, int cpu, unsigned bits);
+void smp_send_ipi(KernelImpl* k, int cpu, unsigned bits);
 // NO_HZ_IDLE: stop the tick when the CPU goes idle, restart it (on the jiffy grid) when not.
 void tick_nohz_update(rq* rq, bool idle);
 // The tick's expiry grid of rq's CPU (skew_tick): the first expiry after `now`.

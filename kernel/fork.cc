@@ -8,7 +8,7 @@
 #include <cassert>
 
 #include "kernel/cpu_exec.h"
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/syscalls.h"
 #include "kernel/time/hrtimer.h"
 
@@ -20,11 +20,11 @@ namespace {
 
 // The launcher's program: each pending fork at its start time (clock_nanosleep until then),
 // in creation order; then it waits in pthread_join() for good. A kernel-side UserContext
-// (user/ has the coroutine programs) so that every Kernel forks its threads the same way,
+// (user/ has the coroutine programs) so that every KernelImpl forks its threads the same way,
 // with or without the scenario layer.
 class LauncherProgram final : public UserContext {
  public:
-  explicit LauncherProgram(const Kernel* k) : k_(k) {}
+  explicit LauncherProgram(const KernelImpl* k) : k_(k) {}
   const UserAction& resume(int64_t, int64_t now, int) override {
     UserAction& a = action_;
     a = UserAction{};
@@ -49,7 +49,7 @@ class LauncherProgram final : public UserContext {
   }
 
  private:
-  const Kernel* k_;
+  const KernelImpl* k_;
   size_t next_ = 0;
   UserWord join_;
   UserAction action_;
@@ -64,7 +64,7 @@ class LauncherProgram final : public UserContext {
 // (stopped_start), and a thread that sets its policy itself starts fair too; it then runs
 // as RT from the CPU it was placed on (its first RT wakeup is not modelled).
 int64_t sys_clone(rq* rq, task_struct* parent, const UserAction& a) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   if (parent != k->launcher() || a.arg[0] < 0 ||
       static_cast<size_t>(a.arg[0]) >= k->pending_forks.size())
     return -EINVAL;
@@ -79,7 +79,7 @@ int64_t sys_clone(rq* rq, task_struct* parent, const UserAction& a) {
 
 void register_fork_syscalls() { register_syscall(NR_clone, sys_clone); }
 
-void Kernel::queue_fork(task_struct* p, sim::Time start) {
+void KernelImpl::queue_fork(task_struct* p, sim::Time start) {
   if (!launcher_) {
     const int tgid = create_process("launcher");
     TaskAttr attr;

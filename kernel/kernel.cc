@@ -1,6 +1,6 @@
-// The Kernel object: boot (runqueues, idle tasks, timers, domains), process and thread
+// The KernelImpl object: boot (runqueues, idle tasks, timers, domains), process and thread
 // creation, user memory writes that spinners observe, and closing the accounting.
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 
 #include <algorithm>
 #include <cassert>
@@ -19,7 +19,7 @@ constexpr uint64_t kIrqStream = 0x697271ull << 32;  // "irq"
 constexpr uint64_t kSchedRngStream = 0x726e64ull << 32;  // "rnd"
 }  // namespace
 
-Kernel::Kernel(sim::Engine* engine, const hw::Machine& machine, const KernelConfig& cfg)
+KernelImpl::KernelImpl(sim::Engine* engine, const hw::Machine& machine, const KernelConfig& cfg)
     : machine_(machine), cfg_(cfg), rng(cfg.seed, 0x6b65726e656c), engine_(engine) {
   slice_ops = slice_ext_select(cfg_.slice_ext.abi);
   mm_cid_ops = mm_cid_select(cfg_);
@@ -91,9 +91,9 @@ Kernel::Kernel(sim::Engine* engine, const hw::Machine& machine, const KernelConf
   if (cfg_.softirq.ksoftirqd) spawn_ksoftirqd(this);
 }
 
-Kernel::~Kernel() = default;
+KernelImpl::~KernelImpl() = default;
 
-int Kernel::create_process(const std::string& name) {
+int KernelImpl::create_process(const std::string& name) {
   const int tgid = next_pid_++;
   process_names_.emplace_back(tgid, name);
   // kthreadd and its kernel threads are in init's session, whose autogroup is the root.
@@ -104,7 +104,7 @@ int Kernel::create_process(const std::string& name) {
   return tgid;
 }
 
-std::string Kernel::validate_attr(const TaskAttr& attr) const {
+std::string KernelImpl::validate_attr(const TaskAttr& attr) const {
   if (fair_policy(attr.policy)) {
     if (attr.nice < -20 || attr.nice > 19)
       return "nice must be in -20..19 (got " + std::to_string(attr.nice) + ")";
@@ -126,7 +126,7 @@ std::string Kernel::validate_attr(const TaskAttr& attr) const {
   return "";
 }
 
-int Kernel::create_task_group(const std::string& path, int parent) {
+int KernelImpl::create_task_group(const std::string& path, int parent) {
   assert(parent >= 0 && parent <= static_cast<int>(task_groups.size()));
   auto tg = std::make_unique<task_group>();
   tg->id = static_cast<int>(task_groups.size()) + 1;
@@ -136,7 +136,7 @@ int Kernel::create_task_group(const std::string& path, int parent) {
   return task_groups.back()->id;
 }
 
-int Kernel::task_group_at(const std::string& path) {
+int KernelImpl::task_group_at(const std::string& path) {
   int parent = 0;
   for (size_t at = 1; at <= path.size();) {
     size_t end = path.find('/', at);
@@ -153,13 +153,13 @@ int Kernel::task_group_at(const std::string& path) {
   return parent;
 }
 
-void Kernel::set_task_group_shares(int id, unsigned long shares) {
+void KernelImpl::set_task_group_shares(int id, unsigned long shares) {
   assert(id >= 1 && id <= static_cast<int>(task_groups.size()));
   sched_group_set_shares(this, task_groups[static_cast<size_t>(id - 1)].get(),
                          std::clamp(shares, MIN_SHARES, MAX_SHARES));
 }
 
-std::vector<Kernel::TaskGroupStats> Kernel::task_group_stats() const {
+std::vector<KernelImpl::TaskGroupStats> KernelImpl::task_group_stats() const {
   std::vector<TaskGroupStats> out;
   for (const auto& tg : task_groups) out.push_back({tg->id, tg->path, tg->usage_ns});
   // Children come after their parents: add each group's usage to its ancestors, last first.
@@ -171,13 +171,13 @@ std::vector<Kernel::TaskGroupStats> Kernel::task_group_stats() const {
 
 // A fork by a parent off the machine (the launcher's own start, and every thread under
 // launcher=outside): wake_up_new_task() from p's CPU, as if the parent had run there.
-void Kernel::fork_from_outside(sim::Timer* t, sim::Time) {
+void KernelImpl::fork_from_outside(sim::Timer* t, sim::Time) {
   task_struct* p = static_cast<task_struct*>(t->ctx);
   p->kern->set_current(nullptr, -1);
   wake_up_new_task(p->kern, p);
 }
 
-std::unique_ptr<task_struct> Kernel::alloc_task(int tgid, const TaskAttr& attr) {
+std::unique_ptr<task_struct> KernelImpl::alloc_task(int tgid, const TaskAttr& attr) {
   auto p = std::make_unique<task_struct>();
   p->kern = this;
   p->pid = tgid == next_pid_ - 1 && !has_threads(tgid) ? tgid : next_pid_++;
@@ -214,7 +214,7 @@ std::unique_ptr<task_struct> Kernel::alloc_task(int tgid, const TaskAttr& attr) 
   return p;
 }
 
-int Kernel::create_thread(int tgid, const TaskAttr& attr, std::unique_ptr<UserContext> prog,
+int KernelImpl::create_thread(int tgid, const TaskAttr& attr, std::unique_ptr<UserContext> prog,
                           sim::Time start) {
   assert(validate_attr(attr).empty());
   std::unique_ptr<task_struct> p = alloc_task(tgid, attr);
@@ -247,44 +247,44 @@ int Kernel::create_thread(int tgid, const TaskAttr& attr, std::unique_ptr<UserCo
   return pid;
 }
 
-mm_struct* Kernel::mm_of(int tgid) {
+mm_struct* KernelImpl::mm_of(int tgid) {
   for (auto& mm : mms)
     if (mm->tgid == tgid) return mm.get();
   return nullptr;
 }
 
-void Kernel::TEST_set_fatal_signal(int pid) {
+void KernelImpl::TEST_set_fatal_signal(int pid) {
   for (auto& t : tasks_)
     if (t->pid == pid) t->slice.fatal_signal = true;
 }
 
-void Kernel::exit_mm(int tgid) {
+void KernelImpl::exit_mm(int tgid) {
   mm_struct* mm = mm_of(tgid);
   if (!mm) return;
   mm->free_list.clear();
   mm->pages.clear();
 }
 
-bool Kernel::has_threads(int tgid) const {
+bool KernelImpl::has_threads(int tgid) const {
   for (const auto& t : tasks_)
     if (t->tgid == tgid) return true;
   return false;
 }
 
-void Kernel::start() {
+void KernelImpl::start() {
   if (cfg_.nohz_idle) return;  // ticks start when CPUs first become busy
   for (auto& rq : rqs_) tick_sched_timer_start(rq.get(), tick_next_expiry(rq.get(), 0));
 }
 
-void Kernel::finish(sim::Time end) {
+void KernelImpl::finish(sim::Time end) {
   for (auto& rq : rqs_) cpu_finish(rq.get(), end);
 }
 
-void Kernel::warn_once(const std::string& what) {
+void KernelImpl::warn_once(const std::string& what) {
   if (warnings_.count++ == 0) warnings_.first = what;
 }
 
-void Kernel::user_store(UserWord* w, int64_t v) {
+void KernelImpl::user_store(UserWord* w, int64_t v) {
   const int64_t old = w->value;
   w->value = v;
   w->last_writer_cpu = current_cpu_;
@@ -292,19 +292,19 @@ void Kernel::user_store(UserWord* w, int64_t v) {
   if (old != v && w->spinners) cpu_word_changed(this, w, current_cpu_, engine_->now());
 }
 
-bool Kernel::user_cmpxchg(UserWord* w, int64_t expected, int64_t desired) {
+bool KernelImpl::user_cmpxchg(UserWord* w, int64_t expected, int64_t desired) {
   if (w->value != expected) return false;
   user_store(w, desired);
   return true;
 }
 
-int64_t Kernel::user_fetch_add(UserWord* w, int64_t delta) {
+int64_t KernelImpl::user_fetch_add(UserWord* w, int64_t delta) {
   const int64_t old = w->value;
   user_store(w, old + delta);
   return old;
 }
 
-const std::string& Kernel::process_name(int tgid) const {
+const std::string& KernelImpl::process_name(int tgid) const {
   static const std::string none;
   for (const auto& [id, name] : process_names_)
     if (id == tgid) return name;

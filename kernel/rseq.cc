@@ -1,7 +1,7 @@
 // rseq registration and the slice extension syscalls: task_getshared() (RFC), prctl
 // PR_RSEQ_SLICE_EXTENSION and rseq_slice_yield() (7.0), and what execve() resets.
 // Mirrors kernel/rseq.c (v7.0) and the RFC's kernel/task_shared.c.
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/slice_ext.h"
 #include "kernel/syscalls.h"
 #include "kernel/task_shared.h"
@@ -13,7 +13,7 @@ namespace {
 // rseq_register(): a registration longer than ORIG_RSEQ_SIZE (32) is RSEQ ABI v2 (7.0.10+ on
 // generic-entry architectures such as x86). 7.0 as released treats every registration the
 // optimized way and offers slice extensions to all of them; kernels before 7.0 have neither.
-bool rseq_register_v2(const Kernel* k) {
+bool rseq_register_v2(const KernelImpl* k) {
   const SliceExtConfig& c = k->cfg_.slice_ext;
   if (k->cfg_.version != KernelVersion::V7_0) return false;
   return !c.require_rseq_v2 || c.rseq_len > 32;
@@ -22,7 +22,7 @@ bool rseq_register_v2(const Kernel* k) {
 // Resets what registration resets: slice state, the word, the advertised feature bits.
 // sys_rseq() writes slice_ctrl and advertises RSEQ_CS_FLAG_SLICE_EXT_AVAILABLE only for a v2
 // registration: a legacy (32-byte) one may keep non-ABI data at bytes 28-31 (TCMalloc).
-void rseq_reset(Kernel* k, task_struct* p) {
+void rseq_reset(KernelImpl* k, task_struct* p) {
   rseq_area* rs = p->user ? p->user->rseq : nullptr;
   p->slice.granted = p->slice.enabled = p->slice.yielded = p->slice.syscall_work = false;
   p->slice.rseq_v2 = rs && rseq_register_v2(k);
@@ -35,7 +35,7 @@ void rseq_reset(Kernel* k, task_struct* p) {
 // task_getshared(option, flags, uaddr): arg[0] option, arg[1] flags (unused), arg[2] the
 // address of an int64 that receives the address of this thread's sched_delay word.
 int64_t sys_task_getshared(rq* rq, task_struct* p, const UserAction& a) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   if (!(slice_ext(k)->syscalls & SLICE_EXT_SYS_TASK_GETSHARED)) return -ENOSYS;  // not an RFC kernel
   if (a.arg[0] != TASK_SHAREDINFO) return -EINVAL;
   int64_t* uaddr = reinterpret_cast<int64_t*>(a.arg[2]);
@@ -55,7 +55,7 @@ int64_t sys_task_getshared(rq* rq, task_struct* p, const UserAction& a) {
 
 // prctl(PR_RSEQ_SLICE_EXTENSION, GET|SET, flags, 0, 0): arg[0..4].
 int64_t sys_prctl(rq* rq, task_struct* p, const UserAction& a) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   if (a.arg[0] != PR_RSEQ_SLICE_EXTENSION) return -EINVAL;
   if (k->cfg_.version != KernelVersion::V7_0) return -EINVAL;  // option unknown before 7.0
   if (a.arg[3] != 0) return -EINVAL;

@@ -8,7 +8,7 @@
 
 #include "kernel/cpu_exec.h"
 #include "kernel/entry/common.h"
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/time/hrtimer.h"
 
 namespace kernel {
@@ -39,7 +39,7 @@ const slice_ext_ops* slice_ext_select(SliceExtAbi abi) {
 }
 
 const slice_ext_ops* slice_ext(const rq* rq) { return rq->k->slice_ops; }
-const slice_ext_ops* slice_ext(const Kernel* k) { return k->slice_ops; }
+const slice_ext_ops* slice_ext(const KernelImpl* k) { return k->slice_ops; }
 
 std::string slice_ext_check_nsec(const slice_ext_ops* ops, sim::Time nsec) {
   if (nsec == 0 || ops->max_nsec == 0 || (nsec >= ops->min_nsec && nsec <= ops->max_nsec))
@@ -49,7 +49,7 @@ std::string slice_ext_check_nsec(const slice_ext_ops* ops, sim::Time nsec) {
          "us (" + ops->nsec_knob + "; got " + std::to_string(nsec) + "ns)";
 }
 
-sim::Time slice_ext_nsec(const Kernel* k) {
+sim::Time slice_ext_nsec(const KernelImpl* k) {
   const sim::Time nsec = k->cfg_.slice_ext.nsec;
   return nsec > 0 ? nsec : k->slice_ops->default_nsec;
 }
@@ -61,7 +61,7 @@ bool slice_ext_defer_remote_resched(rq* rq) {
 }
 
 void slice_ext_arm_timer(rq* rq, sim::Time expires, task_struct* cookie) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   const bool at_tick = k->cfg_.slice_ext.tick;
   if (at_tick) {
     // Rostedt 2023: no timer; the grant lasts until the next tick forces the reschedule.
@@ -88,7 +88,7 @@ void slice_ext_timer_fn(sim::Timer* t, sim::Time now) {
 }
 
 bool rseq_user_access(rq* rq, task_struct* p) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   cpu_charge(rq, k->machine_.costs.copy_from_user_word_ns);
   const double miss = k->cfg_.slice_ext.rseq_miss;
   if (miss > 0 && k->rng.uniform01() < miss) {

@@ -71,14 +71,14 @@ const slice_ext_ops* slice_ext_select(SliceExtAbi abi);
 
 // Seams used by core.cc / entry/common.cc / syscalls.cc (one call each).
 const slice_ext_ops* slice_ext(const rq* rq);
-const slice_ext_ops* slice_ext(const Kernel* k);
+const slice_ext_ops* slice_ext(const KernelImpl* k);
 // "" or the error for slice_ext.nsec outside the design's bounds.
 std::string slice_ext_check_nsec(const slice_ext_ops* ops, sim::Time nsec);
 bool slice_ext_defer_remote_resched(rq* rq);
 void slice_ext_timer_fn(sim::Timer* t, sim::Time now);
 // Arms this rq's enforcement timer at absolute `expires` (costs an hrtimer programming).
 void slice_ext_arm_timer(rq* rq, sim::Time expires, task_struct* cookie);
-sim::Time slice_ext_nsec(const Kernel* k);
+sim::Time slice_ext_nsec(const KernelImpl* k);
 // copy_from_user / copy_to_user of the rseq area: charges the cost; false if the page is
 // not resident (the access fails in the IRQs-off exit path: the hint is missed).
 bool rseq_user_access(rq* rq, task_struct* p);

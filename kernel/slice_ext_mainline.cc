@@ -6,7 +6,7 @@
 // lists them.
 #include <iterator>
 
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/cpu_exec.h"
 #include "kernel/slice_ext.h"
 

@@ -5,13 +5,13 @@
 
 #include "kernel/cpu_exec.h"
 #include "kernel/entry/common.h"
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 
 namespace kernel {
 
 // smp_send_reschedule() / smp_call_function_single_async() / the NOHZ kick. An idle
 // target whose idle loop polls (MWAIT) notices the flag by a cache-line transfer instead.
-void smp_send_ipi(Kernel* k, int cpu, unsigned bits) {
+void smp_send_ipi(KernelImpl* k, int cpu, unsigned bits) {
   rq* target = k->rq_of(cpu);
   const hw::Costs& c = k->machine_.costs;
   const int from = k->current_cpu() >= 0 ? k->current_cpu() : cpu;

@@ -16,7 +16,7 @@
 
 #include "kernel/cpu_exec.h"
 #include "kernel/entry/common.h"
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/syscalls.h"
 
 namespace kernel {
@@ -270,7 +270,7 @@ void softirq_device_irq(rq* rq, sim::Time now, int nr, sim::Time work_ns, sim::T
   irqentry_exit(rq);
 }
 
-void spawn_ksoftirqd(Kernel* k) {
+void spawn_ksoftirqd(KernelImpl* k) {
   const int tgid = k->create_process("kthreadd");
   for (int cpu = 0; cpu < k->nr_cpus(); ++cpu) {
     TaskAttr attr;

@@ -47,7 +47,7 @@ void local_bh_enable(rq* rq);
 // work_ns of work (for NIC models and tests).
 void softirq_device_irq(rq* rq, sim::Time now, int nr, sim::Time work_ns, sim::Time handler_ns);
 // Creates the per-CPU ksoftirqd/N threads (spawn_ksoftirqd()): SCHED_NORMAL, nice 0, bound.
-void spawn_ksoftirqd(Kernel* k);
+void spawn_ksoftirqd(KernelImpl* k);
 void register_softirq_syscalls();  // sendto
 
 }  // namespace kernel

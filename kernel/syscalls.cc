@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "kernel/cpu_exec.h"
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/time/hrtimer.h"
 #include "kernel/slice_ext.h"
 #include "kernel/softirq.h"
@@ -46,7 +46,7 @@ int64_t sys_getpid(rq*, task_struct* p, const UserAction&) { return p->tgid; }
 
 // hrtimer_nanosleep(): arm the task's hrtimer on this CPU and block until it fires.
 int64_t sleep_until(rq* rq, task_struct* p, sim::Time expires) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   if (expires <= k->now()) return 0;
   cpu_charge(rq, k->machine_.costs.hrtimer_program_ns);
   p->sleep_timer.arg = static_cast<uint32_t>(rq->cpu);
@@ -158,7 +158,7 @@ constexpr uint32_t kPageSize = 4096;
 // SCHED_FLAG_LATENCY_SENSITIVE), policy and priority, then takes the early path when
 // nothing changes. The simulated programs run privileged (no permission checks).
 int64_t sys_sched_setattr(rq* rq, task_struct* self, const UserAction& a) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   const bool patched = k->cfg_.softirq.latency_sensi_flag;
   auto* uattr = reinterpret_cast<sched_attr*>(a.arg[1]);
   if (!uattr || a.arg[0] < 0 || a.arg[2] != 0) return -EINVAL;

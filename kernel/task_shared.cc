@@ -3,7 +3,7 @@
 
 #include <cassert>
 
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/slice_ext.h"
 
 namespace kernel {

@@ -3,7 +3,7 @@
 #include "kernel/entry/common.h"
 
 #include "kernel/cpu_exec.h"
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/sched/mm_cid.h"
 #include "kernel/slice_ext.h"
 #include "kernel/softirq.h"
@@ -73,7 +73,7 @@ void irqentry_exit(rq* rq) {
 // do_syscall_64(): entry, the handler (which may block and schedule), then
 // syscall_exit_to_user_mode() -> exit_to_user_mode_loop(from_irq = false).
 void do_syscall_64(rq* rq, const UserAction& a, sim::Time now) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   task_struct* p = rq->curr;
   k->set_current(p, rq->cpu);
   cpu_enter_kernel(rq, now);
@@ -99,7 +99,7 @@ void do_syscall_64(rq* rq, const UserAction& a, sim::Time now) {
 
 // The handler and the syscall exit path, for rq->curr == p.
 void syscall_body(rq* rq, task_struct* p, const UserAction& a) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   k->set_current(p, rq->cpu);
   const int64_t ret = invoke_syscall(rq, p, a);
   p->syscall_ret = ret;

@@ -1,4 +1,4 @@
-// Kernel entry and exit, mirroring kernel/entry/common.c (generic entry, used by x86):
+// KernelImpl entry and exit, mirroring kernel/entry/common.c (generic entry, used by x86):
 // interrupt entry/exit and the exit-to-user work loop, the only place user code is
 // preempted; and the syscall path. Later proposals hook exit_to_user_mode_loop().
 #pragma once

@@ -9,26 +9,26 @@
 //
 // Sessions here: the scenario's threads are in session 0 (the shell it was started from,
 // with an autogroup of its own as a login shell's), unless a workload is started in a new
-// session (Kernel::setsid()). Tasks join their group when they are created; a running task
+// session (KernelImpl::setsid()). Tasks join their group when they are created; a running task
 // is not moved (no setsid() from a running program).
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/sched/sched.h"
 
 namespace kernel {
 
-int Kernel::setsid() {
+int KernelImpl::setsid() {
   current_session_ = ++last_session_;
   return current_session_;
 }
 
-int Kernel::session_of(int tgid) const {
+int KernelImpl::session_of(int tgid) const {
   for (const auto& [id, sid] : process_sessions_)
     if (id == tgid) return sid;
   return 0;
 }
 
 // autogroup_create(): the session's group, on first use.
-int Kernel::autogroup_of_session(int sid) {
+int KernelImpl::autogroup_of_session(int sid) {
   for (const auto& [s, id] : autogroups_)
     if (s == sid) return id;
   const int id = create_task_group("/autogroup-" + std::to_string(sid));
@@ -37,14 +37,14 @@ int Kernel::autogroup_of_session(int sid) {
 }
 
 // autogroup_task_group(): the group a task of `tgid` runs in when nothing else placed it.
-task_group* Kernel::autogroup_task_group(int tgid) {
+task_group* KernelImpl::autogroup_task_group(int tgid) {
   if (!cfg_.sched_autogroup_enabled) return nullptr;
   const int sid = session_of(tgid);
   if (sid < 0) return nullptr;  // kernel threads: init's session, the root group
   return task_groups[static_cast<size_t>(autogroup_of_session(sid) - 1)].get();
 }
 
-void Kernel::set_autogroup_nice(int sid, int nice) {
+void KernelImpl::set_autogroup_nice(int sid, int nice) {
   set_task_group_shares(autogroup_of_session(sid), nice_to_weight(nice));
 }
 

@@ -5,7 +5,7 @@
 
 #include "kernel/cpu_exec.h"
 #include "kernel/entry/common.h"
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/sched/mm_cid.h"
 #include "kernel/sched/pelt.h"
 #include "kernel/sched/sched.h"
@@ -83,7 +83,7 @@ void update_rq_clock(rq* rq) {
   rq->clock_task += static_cast<u64>(delta) - irq_delta;
 }
 
-bool cpus_share_cache(Kernel* k, int a, int b) {
+bool cpus_share_cache(KernelImpl* k, int a, int b) {
   return k->machine_.topo.llc_of[a] == k->machine_.topo.llc_of[b];
 }
 
@@ -92,7 +92,7 @@ bool task_allowed_on(const task_struct* p, int cpu) { return p->cpus_mask[cpu] !
 // available_idle_cpu(): idle with nothing queued and no wakeup pending for it.
 // (rq->curr == rq->idle && rq->nr_running == 0 && rq->ex.wake_list.empty(), read from
 // k->lb_view.)
-bool available_idle_cpu(Kernel* k, int cpu) {
+bool available_idle_cpu(KernelImpl* k, int cpu) {
   const lb_cpu& v = k->lb_view[cpu];
 #ifdef SCHEDLAB_CHECK_VIEWS
   assert(v == lb_cpu_of(k->rq_of(cpu)) && "stale lb_view");
@@ -109,7 +109,7 @@ bool sched_idle_rq(const rq* rq) {
   return nr_running && nr_running == rq->cfs.h_nr_idle;
 }
 
-bool sched_idle_cpu(Kernel* k, int cpu) { return sched_idle_rq(k->rq_of(cpu)); }
+bool sched_idle_cpu(KernelImpl* k, int cpu) { return sched_idle_rq(k->rq_of(cpu)); }
 
 lb_cpu lb_cpu_of(const rq* rq) {
   lb_cpu v;
@@ -126,7 +126,7 @@ lb_cpu lb_cpu_of(const rq* rq) {
 // The counts only: the PELT fields change only where the averages do, and every such place
 // calls lb_view_update_pelt() (SCHEDLAB_CHECK_VIEWS checks both at every read).
 void lb_view_update(rq* rq) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   lb_cpu& v = k->lb_view[rq->cpu];
   const bool was_idle = v.idle();
   const s64 dn = static_cast<s64>(rq->nr_running) - static_cast<s64>(v.nr_running);
@@ -145,7 +145,7 @@ void lb_view_update(rq* rq) {
 }
 
 void lb_view_update_pelt(rq* rq) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   lb_cpu& v = k->lb_view[rq->cpu];
   const unsigned long load = cpu_load(rq), util = cpu_util_cfs(rq), runnable = cpu_runnable(rq);
   const s64 dl = static_cast<s64>(load) - static_cast<s64>(v.load);
@@ -181,7 +181,7 @@ void sub_nr_running(rq* rq, unsigned n) {
 // hard request by IPI (unless its idle loop polls), of a lazy one only at its next tick or
 // kernel exit.
 static void __resched_curr(rq* rq, unsigned tif) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   task_struct* curr = rq->curr;
   if (curr->is_idle && tif == TIF_NEED_RESCHED_LAZY) tif = TIF_NEED_RESCHED;
   if (curr->thread_flags & (tif | TIF_NEED_RESCHED)) return;
@@ -278,7 +278,7 @@ void move_queued_task(rq* src, task_struct* p, rq* dst) {
 }
 
 // `cls`: the class whose placement to use (p's own unless given).
-static int select_task_rq(Kernel* k, task_struct* p, int cpu, int wake_flags, int waker_cpu,
+static int select_task_rq(KernelImpl* k, task_struct* p, int cpu, int wake_flags, int waker_cpu,
                           const sched_class* cls = nullptr) {
   if (!cls) cls = p->sched_class;
   if (p->nr_cpus_allowed > 1) cpu = cls->select_task_rq(k, p, cpu, wake_flags, waker_cpu);
@@ -301,7 +301,7 @@ static void ttwu_do_activate(rq* rq, task_struct* p, int wake_flags) {
 
 // ttwu_queue_cond(): queue the wakeup on the target's wake list (and IPI it) when the waker
 // does not share its LLC, or when the target is idle; else enqueue remotely under its lock.
-static bool ttwu_queue_cond(Kernel* k, int cpu, int this_cpu) {
+static bool ttwu_queue_cond(KernelImpl* k, int cpu, int this_cpu) {
   if (!cpus_share_cache(k, this_cpu, cpu)) return true;
   if (cpu == this_cpu) return false;
   return k->rq_of(cpu)->nr_running == 0;
@@ -317,7 +317,7 @@ void sched_ttwu_pending(rq* rq) {
 }
 
 // try_to_wake_up(): runs on the waker's CPU (k->current_cpu()).
-bool try_to_wake_up(Kernel* k, task_struct* p, int wake_flags) {
+bool try_to_wake_up(KernelImpl* k, task_struct* p, int wake_flags) {
   // ttwu_state_match(): only a sleeping task is woken; a running or waking one is left alone.
   if (p->__state != TASK_INTERRUPTIBLE || p->exited) return false;
   const int this_cpu = k->current_cpu();
@@ -356,7 +356,7 @@ bool try_to_wake_up(Kernel* k, task_struct* p, int wake_flags) {
 }
 
 // wake_up_new_task(): fork balancing, then enqueue with a half-slice initial deadline.
-void wake_up_new_task(Kernel* k, task_struct* p, bool as_fair_child) {
+void wake_up_new_task(KernelImpl* k, task_struct* p, bool as_fair_child) {
   k->mm_cid_ops->fork(k->rq_of(p->cpu), p);  // copy_process() -> copy_mm() -> sched_mm_cid_fork()
   p->recent_used_cpu = p->cpu;  // the parent's CPU; select_idle_sibling() keeps it after
   const int cpu = select_task_rq(k, p, p->cpu, WF_FORK, k->current_cpu(),
@@ -406,7 +406,7 @@ static task_struct* pick_next_task(rq* rq, task_struct* prev) {
 // __schedule(): every way into the scheduler ends here. `preempt` is true for involuntary
 // entries (interrupt return with need-resched), false for blocking and yield.
 void __schedule(rq* rq, bool preempt) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   task_struct* prev = rq->curr;
   // hrtick_clear(): the next task's class starts its own hrtick if it wants one.
   if (k->cfg_.feat(__SCHED_FEAT_HRTICK))  // (HRTICK_DL: no deadline tasks here)

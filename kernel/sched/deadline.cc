@@ -19,7 +19,7 @@
 
 #include "kernel/cpu_exec.h"
 #include "kernel/entry/common.h"
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/time/hrtimer.h"
 
 namespace kernel {

@@ -8,7 +8,7 @@
 #include <cassert>
 
 #include "kernel/cpu_exec.h"
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/sched/fair_internal.h"
 #include "kernel/sched/pelt.h"
 #include "kernel/sched/sched.h"
@@ -400,7 +400,7 @@ static void wakeup_preempt_fair(rq* rq, task_struct* p, int wake_flags) {
   sched_entity* se = &curr->se;
   sched_entity* pse = &p->se;
   cfs_rq* cfs = nullptr;
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   bool protect = true;  // preempt_action != PREEMPT_WAKEUP_SHORT
   if (se == pse) return;
   // 6.12, 6.18: any non-fork wakeup of a task that is not delayed becomes the next buddy.
@@ -547,7 +547,7 @@ static void update_cfs_group(sched_entity* se) {
   if (se->load.weight != shares) reweight_entity(cfs_rq_of(se), se, shares);
 }
 
-void sched_group_set_shares(Kernel* k, task_group* tg, unsigned long shares) {
+void sched_group_set_shares(KernelImpl* k, task_group* tg, unsigned long shares) {
   tg->shares = shares;
   for (int cpu = 0; cpu < k->nr_cpus(); ++cpu) {
     rq* rq = k->rq_of(cpu);

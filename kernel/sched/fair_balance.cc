@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "kernel/cpu_exec.h"
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/sched/fair_balance.h"
 #include "kernel/sched/pelt.h"
 #include "kernel/sched/sched.h"
@@ -23,7 +23,7 @@ namespace {
 
 // can_migrate_task(): allowed on dst, not running, not delayed (delayed tasks move only
 // with their load in Linux; not modelled), not cache hot unless balancing keeps failing.
-bool can_migrate_task(Kernel* k, task_struct* p, const lb_env& env) {
+bool can_migrate_task(KernelImpl* k, task_struct* p, const lb_env& env) {
   if (p->se.sched_delayed || !task_allowed_on(p, env.dst_cpu)) return false;
   // task_is_ineligible_on_dst_cpu(): while balancing has not failed, keep a task that is not
   // eligible where it is from joining a queue (it would be placed with its negative lag).
@@ -67,7 +67,7 @@ std::vector<task_struct*>& cfs_tasks_from_tail(rq* rq) {
 }
 
 // detach_tasks() + attach_tasks(): from the tail of rq->cfs_tasks, up to the imbalance.
-int detach_tasks(Kernel* k, lb_env* env) {
+int detach_tasks(KernelImpl* k, lb_env* env) {
   rq* src = env->src_rq;
   if (src->nr_running <= 1 || env->imbalance <= 0) return 0;
   update_rq_clock(src);
@@ -130,7 +130,7 @@ bool need_active_balance(const lb_env& env) {
 // should_we_balance(): one CPU per local group balances at this level: the first idle
 // CPU on an idle core (above the SMT level), else the first idle CPU, else the group's first
 // CPU. A newly idle CPU may unless work arrived meanwhile.
-bool should_we_balance(Kernel* k, const lb_env& env) {
+bool should_we_balance(KernelImpl* k, const lb_env& env) {
   if (env.idle == CPU_NEWLY_IDLE)
     return env.dst_rq->nr_running == 0 && env.dst_rq->ex.wake_list.empty();
   const std::vector<int>& local = env.sd->groups[env.sd->local];
@@ -152,7 +152,7 @@ bool should_we_balance(Kernel* k, const lb_env& env) {
 // sched_balance_rq(): one balancing attempt at one level. Returns the tasks moved; clears
 // *continue_balancing when another CPU of the local group balances this level.
 int sched_balance_rq(rq* this_rq, sched_domain& sd, cpu_idle_type idle, bool* continue_balancing) {
-  Kernel* k = this_rq->k;
+  KernelImpl* k = this_rq->k;
   lb_env env{&sd, this_rq, this_rq->cpu, idle};
   int moved = 0;
   int group = -1;
@@ -197,7 +197,7 @@ int sched_balance_rq(rq* this_rq, sched_domain& sd, cpu_idle_type idle, bool* co
 // active_load_balance_cpu_stop(): on the busiest CPU, with curr put back, move the least
 // recently run task that may go to push_cpu (cache-hot or not: LBF_ACTIVE_LB).
 void active_load_balance_cpu_stop(rq* busiest) {
-  Kernel* k = busiest->k;
+  KernelImpl* k = busiest->k;
   busiest->active_balance = false;
   const int target_cpu = busiest->push_cpu;
   // "Is there any task to move?" (Linux counts the stopper itself in nr_running.)
@@ -226,7 +226,7 @@ void active_load_balance_cpu_stop(rq* busiest) {
 // domain's max_newidle_lb_cost; otherwise, once more than a second has passed since it was
 // last set or decayed, it decays by 253/256 (~1%) and the function says so. The cost is what
 // the model charged this CPU for the pass at that level, as Linux measures t1 - t0 around it.
-bool update_newidle_cost(const Kernel* k, sched_domain& sd, u64 cost) {
+bool update_newidle_cost(const KernelImpl* k, sched_domain& sd, u64 cost) {
   const u64 now = k->jiffies();
   if (cost > sd.max_newidle_lb_cost) {
     sd.max_newidle_lb_cost = cost;
@@ -245,7 +245,7 @@ bool update_newidle_cost(const Kernel* k, sched_domain& sd, u64 cost) {
 // 0)), going on past that point while a decay happened, and after a decay the CPU's
 // max_idle_balance_cost becomes their sum, at least the migration cost.
 void sched_balance_domains(rq* rq, bool idle) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   const u64 j = k->jiffies();
   u64 next = j + 60 * static_cast<u64>(k->cfg_.hz);
   bool attempted = false, continue_balancing = true, need_decay = false;
@@ -281,7 +281,7 @@ void sched_balance_domains(rq* rq, bool idle) {
 // sched_balance_trigger(): from the tick, balance when due (SCHED_SOFTIRQ) and kick the
 // NOHZ idle balancer when idle CPUs may need to pull.
 void sched_balance_trigger(rq* rq) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   if (k->jiffies() >= rq->next_balance) {
     // sched_balance_softirq(): this CPU's blocked load first.
     sched_balance_update_blocked_averages(rq);

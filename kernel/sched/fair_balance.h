@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/sched/sched.h"
 
 namespace kernel {
@@ -13,7 +13,7 @@ namespace kernel {
 inline constexpr int kNoCpu = -1;
 
 // sd_llc: the CPU's highest domain sharing its last-level cache.
-inline const sched_domain* sd_llc(Kernel* k, int cpu) {
+inline const sched_domain* sd_llc(KernelImpl* k, int cpu) {
   const rq* rq = k->rq_of(cpu);
   const sched_domain* llc = nullptr;
   for (const sched_domain& sd : rq->sd)
@@ -21,12 +21,12 @@ inline const sched_domain* sd_llc(Kernel* k, int cpu) {
   return llc;
 }
 
-inline int llc_size(Kernel* k, int cpu) {
+inline int llc_size(KernelImpl* k, int cpu) {
   const sched_domain* sd = sd_llc(k, cpu);
   return sd ? sd->span_weight : 1;
 }
 
-inline bool core_is_idle(Kernel* k, int cpu) {
+inline bool core_is_idle(KernelImpl* k, int cpu) {
   const int sib = k->rq_of(cpu)->smt_sibling;
   return available_idle_cpu(k, cpu) && (sib < 0 || available_idle_cpu(k, sib));
 }
@@ -72,26 +72,26 @@ struct lb_env {
 
 // ---- fair_lb_stats.cc (also read by the fork slow path in fair_wakeup.cc) ----
 group_type group_classify(unsigned imbalance_pct, const sg_lb_stats& s);
-lb_sum group_lb_sum(Kernel* k, const sched_domain& sd, size_t g);
+lb_sum group_lb_sum(KernelImpl* k, const sched_domain& sd, size_t g);
 sg_lb_stats sg_stats_of(const lb_sum& sum, size_t group_weight);
 long adjust_numa_imbalance(long imbalance, int dst_running, int imb_numa_nr);
-int sched_balance_find_src_group(Kernel* k, lb_env* env);
-rq* sched_balance_find_src_rq(Kernel* k, const lb_env& env, int group);
+int sched_balance_find_src_group(KernelImpl* k, lb_env* env);
+rq* sched_balance_find_src_rq(KernelImpl* k, const lb_env& env, int group);
 
 // ---- fair_balance.cc (also run by idle balancing in fair_idle_balance.cc) ----
 int sched_balance_rq(rq* this_rq, sched_domain& sd, cpu_idle_type idle, bool* continue_balancing);
-bool update_newidle_cost(const Kernel* k, sched_domain& sd, u64 cost);
+bool update_newidle_cost(const KernelImpl* k, sched_domain& sd, u64 cost);
 void sched_balance_domains(rq* rq, bool idle);
 
 // msecs_to_jiffies(): rounds up.
-inline u64 ms_to_jiffies(const Kernel* k, s64 ms) {
+inline u64 ms_to_jiffies(const KernelImpl* k, s64 ms) {
   return static_cast<u64>((ms * k->cfg_.hz + 999) / 1000);
 }
 
 // get_sd_balance_interval(): busy CPUs balance busy_factor times less often, one jiffy
 // early (so that levels do not fall due together); within 1 ..
 // max_load_balance_interval (HZ * nr_cpus / 10).
-inline u64 get_sd_balance_interval(const Kernel* k, const sched_domain& sd, bool busy) {
+inline u64 get_sd_balance_interval(const KernelImpl* k, const sched_domain& sd, bool busy) {
   s64 interval = static_cast<s64>(
       ms_to_jiffies(k, static_cast<s64>(sd.balance_interval) * (busy ? sd.busy_factor : 1)));
   if (busy) interval -= 1;

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cassert>
 
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/sched/fair_internal.h"
 #include "kernel/sched/sched.h"
 
@@ -26,7 +26,7 @@ u64 calc_delta_fair(u64 delta, const sched_entity* se) {
 }
 
 // sysctl_sched_base_slice = normalized x (1 + ilog2(min(ncpus, 8))) under LOG scaling.
-u64 sysctl_sched_base_slice(const Kernel* k) { return k->base_slice_ns; }
+u64 sysctl_sched_base_slice(const KernelImpl* k) { return k->base_slice_ns; }
 
 // avg_vruntime_add/sub: sum_w_vruntime = Sum w_i * (v_i - v0) over tree entities, so that
 // V = v0 + Sum w_i (v_i - v0) / Sum w_i without overflow.
@@ -95,7 +95,7 @@ u64 cfs_rq_min_slice(cfs_rq* cfs) {
 // update_entity_lag(): vlag = V - v, clamped so a long sleeper or hog cannot bank or owe
 // more than about a slice. 6.12-6.19: max(2*slice, TICK_NSEC); 7.0: max_slice + TICK_NSEC.
 void update_entity_lag(cfs_rq* cfs, sched_entity* se) {
-  Kernel* k = rq_of(cfs)->k;
+  KernelImpl* k = rq_of(cfs)->k;
   const u64 tick = static_cast<u64>(k->cfg_.tick_nsec());
   const u64 lim = v70(k) ? cfs_rq_max_slice(cfs) + tick : std::max(2 * se->slice, tick);
   const s64 limit = static_cast<s64>(calc_delta_fair(lim, se));
@@ -121,7 +121,7 @@ void __dequeue_entity(cfs_rq* cfs, sched_entity* se) {
 // Slice protection. 6.12: RUN_TO_PARITY marks the pick by vlag == deadline. 6.18+: vprot,
 // the end of the protected window, set when the entity becomes curr (set_protect_slice()).
 void set_protect_slice(cfs_rq* cfs, sched_entity* se) {
-  Kernel* k = rq_of(cfs)->k;
+  KernelImpl* k = rq_of(cfs)->k;
   if (v612(k)) {
     se->vlag = static_cast<s64>(se->deadline);
     return;
@@ -143,7 +143,7 @@ bool protect_slice(cfs_rq* cfs, sched_entity* se) {
   return static_cast<s64>(se->vprot - se->vruntime) > 0;
 }
 
-void cancel_protect_slice(sched_entity* se, const Kernel* k) {
+void cancel_protect_slice(sched_entity* se, const KernelImpl* k) {
   if (v612(k)) {
     if (se->vlag == static_cast<s64>(se->deadline)) se->vlag = static_cast<s64>(se->deadline) + 1;
   } else {

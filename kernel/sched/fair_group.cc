@@ -2,7 +2,7 @@
 // v6.12 .. v7.0): creating a group's per-CPU runqueue and entity. Enqueue, dequeue, pick and
 // the group entity's weight (calc_group_shares()) are in fair.cc, group PELT and
 // task_h_load() in fair_pelt.cc. docs/model.md, "Task groups".
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/sched/fair_internal.h"
 #include "kernel/sched/pelt.h"
 #include "kernel/sched/sched.h"
@@ -13,7 +13,7 @@ namespace kernel {
 // (when runnable) on the parent group's runqueue there, one level deeper. A new group
 // entity has weight NICE_0_LOAD and no load (init_entity_runnable_average()), and attaches
 // to its parent's averages at its first enqueue (last_update_time == 0).
-static void init_tg_cfs_entry(Kernel* k, task_group* tg, task_group* parent, int cpu) {
+static void init_tg_cfs_entry(KernelImpl* k, task_group* tg, task_group* parent, int cpu) {
   const size_t c = static_cast<size_t>(cpu);
   rq* rq = k->rq_of(cpu);
   cfs_rq* cfs = &tg->cfs_rq_store[c];
@@ -37,7 +37,7 @@ static void init_tg_cfs_entry(Kernel* k, task_group* tg, task_group* parent, int
   init_entity_runnable_average(se);
 }
 
-void alloc_fair_sched_group(Kernel* k, task_group* tg, task_group* parent) {
+void alloc_fair_sched_group(KernelImpl* k, task_group* tg, task_group* parent) {
   const size_t n = static_cast<size_t>(k->nr_cpus());
   tg->parent = parent;
   tg->shares = NICE_0_LOAD;

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "kernel/cpu_exec.h"
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/sched/fair_balance.h"
 #include "kernel/sched/pelt.h"
 #include "kernel/sched/sched.h"
@@ -31,7 +31,7 @@ static void update_newidle_stats(sched_domain& sd, unsigned success) {
 // as Linux keeps sched_clock_cpu() t1 - t0; so wide domains are skipped by CPUs that idle
 // briefly. A domain not yet balanced costs 0, so the first attempt is never held back.
 bool sched_balance_newidle(rq* rq) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   if (rq->sd.empty()) return false;
   // The idle CPU's next periodic balance moves forward to the idle intervals (no busy
   // factor), whether or not it balances now (update_next_balance()).
@@ -84,7 +84,7 @@ bool sched_balance_newidle(rq* rq) {
 // Every LOAD_AVG_PERIOD ms it also asks for the idle CPUs' blocked load to be decayed
 // (NOHZ_STATS_KICK), busy or not.
 void nohz_balancer_kick(rq* rq) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   if (rq->curr->is_idle || !k->cfg_.nohz_idle || k->nr_idle_cpus == 0) return;
   const u64 j = k->jiffies();
   unsigned flags = 0;
@@ -113,7 +113,7 @@ void nohz_balancer_kick(rq* rq) {
 // itself: decay their blocked load (at most once a jiffy each), balance those that are due;
 // stop if work arrived here meanwhile.
 void nohz_idle_balance(struct rq* this_rq) {
-  Kernel* k = this_rq->k;
+  KernelImpl* k = this_rq->k;
   const unsigned flags = k->nohz_flags;
   k->nohz_flags = 0;
   const u64 j = k->jiffies();

@@ -2,13 +2,13 @@
 // (EEVDF on a runqueue) and fair_pelt.cc (its PELT hooks): what fair.c calls across its own
 // sections. Not for use outside kernel/sched/fair*.cc.
 #pragma once
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/sched/sched.h"
 
 namespace kernel {
 
-inline bool v612(const Kernel* k) { return k->cfg_.version == KernelVersion::V6_12; }
-inline bool v70(const Kernel* k) { return k->cfg_.version == KernelVersion::V7_0; }
+inline bool v612(const KernelImpl* k) { return k->cfg_.version == KernelVersion::V6_12; }
+inline bool v70(const KernelImpl* k) { return k->cfg_.version == KernelVersion::V7_0; }
 inline bool feat(const rq* rq, sched_feat_bit b) { return rq->k->cfg_.feat(b); }
 inline rq* rq_of(cfs_rq* cfs) { return cfs->rq; }
 
@@ -29,7 +29,7 @@ void __dequeue_entity(cfs_rq* cfs, sched_entity* se);
 // Slice protection (RUN_TO_PARITY): 6.12's vlag == deadline mark, 6.18+'s vprot.
 void set_protect_slice(cfs_rq* cfs, sched_entity* se);
 bool protect_slice(cfs_rq* cfs, sched_entity* se);
-void cancel_protect_slice(sched_entity* se, const Kernel* k);
+void cancel_protect_slice(sched_entity* se, const KernelImpl* k);
 void update_protect_slice(cfs_rq* cfs, sched_entity* se);
 void clear_buddies(cfs_rq* cfs, sched_entity* se);
 void update_curr(cfs_rq* cfs);

@@ -5,7 +5,7 @@
 #include <cassert>
 
 #include "kernel/cpu_exec.h"
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/sched/fair_balance.h"
 #include "kernel/sched/pelt.h"
 #include "kernel/sched/sched.h"
@@ -34,9 +34,9 @@ group_type group_classify(unsigned imbalance_pct, const sg_lb_stats& s) {
 }
 
 // The sums over group g of sd. Linux adds them up CPU by CPU on every balance; here
-// lb_view_update() keeps them (Kernel::lb_sums) for groups that are a whole core, LLC or
+// lb_view_update() keeps them (KernelImpl::lb_sums) for groups that are a whole core, LLC or
 // socket, and other groups are added up from lb_view.
-lb_sum group_lb_sum(Kernel* k, const sched_domain& sd, size_t g) {
+lb_sum group_lb_sum(KernelImpl* k, const sched_domain& sd, size_t g) {
   lb_sum sum;
   if (const lb_sum* kept = sd.group_sum[g]) {
     sum = *kept;
@@ -68,7 +68,7 @@ sg_lb_stats sg_stats_of(const lb_sum& sum, size_t group_weight) {
 }
 
 // update_sg_lb_stats(): the group's statistics for balancing into env->dst_cpu.
-static sg_lb_stats update_sg_lb_stats(Kernel* k, const lb_env& env, size_t g, bool local_group) {
+static sg_lb_stats update_sg_lb_stats(KernelImpl* k, const lb_env& env, size_t g, bool local_group) {
   const sched_domain& sd = *env.sd;
   sg_lb_stats s = sg_stats_of(group_lb_sum(k, sd, g), sd.groups[g].size());
   // smt_balance(): an idle CPU should relieve an SMT core running several tasks.
@@ -119,7 +119,7 @@ static bool update_sd_pick_busiest(const lb_env& env, const sd_lb_stats& sds, co
 
 // update_sd_lb_stats(): the local group's and the busiest group's statistics, the domain's
 // totals, and (periodic balance of an LLC domain) the SIS_UTIL scan budget.
-static void update_sd_lb_stats(Kernel* k, const lb_env& env, sd_lb_stats* sds) {
+static void update_sd_lb_stats(KernelImpl* k, const lb_env& env, sd_lb_stats* sds) {
   const sched_domain& sd = *env.sd;
   unsigned long sum_util = 0;
   sds->prefer_sibling = sd.prefer_sibling;
@@ -221,7 +221,7 @@ static void calculate_imbalance(lb_env* env, sd_lb_stats* sds) {
 
 
 // sched_balance_find_src_group(): the busiest group, if moving something from it helps.
-int sched_balance_find_src_group(Kernel* k, lb_env* env) {
+int sched_balance_find_src_group(KernelImpl* k, lb_env* env) {
   sd_lb_stats sds;
   update_sd_lb_stats(k, *env, &sds);
   if (sds.busiest < 0) return -1;
@@ -246,7 +246,7 @@ int sched_balance_find_src_group(Kernel* k, lb_env* env) {
 }
 
 // sched_balance_find_src_rq(): the busiest runqueue of the group for the migration type.
-rq* sched_balance_find_src_rq(Kernel* k, const lb_env& env, int group) {
+rq* sched_balance_find_src_rq(KernelImpl* k, const lb_env& env, int group) {
   rq* busiest = nullptr;
   unsigned long busiest_load = 0, busiest_util = 0;
   unsigned busiest_nr = 0;

@@ -4,7 +4,7 @@
 // as Linux keeps it in pelt.c; this file is the fair-class side, which Linux has in fair.c.
 #include <algorithm>
 
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/sched/fair_internal.h"
 #include "kernel/sched/pelt.h"
 #include "kernel/sched/sched.h"

@@ -6,7 +6,7 @@
 #include <climits>
 
 #include "kernel/cpu_exec.h"
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/sched/fair_balance.h"
 #include "kernel/sched/pelt.h"
 #include "kernel/sched/sched.h"
@@ -17,14 +17,14 @@ namespace {
 
 // Idle, or running only SCHED_IDLE tasks: what wakeup placement takes as free
 // (available_idle_cpu(cpu) || sched_idle_cpu(cpu) in select_idle_sibling() and its scans).
-bool idle_or_sched_idle(Kernel* k, int cpu) { return available_idle_cpu(k, cpu) || sched_idle_cpu(k, cpu); }
+bool idle_or_sched_idle(KernelImpl* k, int cpu) { return available_idle_cpu(k, cpu) || sched_idle_cpu(k, cpu); }
 
-bool idle_cpu_for(Kernel* k, task_struct* p, int cpu) {
+bool idle_cpu_for(KernelImpl* k, task_struct* p, int cpu) {
   return task_allowed_on(p, cpu) && idle_or_sched_idle(k, cpu);
 }
 
 // wake_wide(): a waker that flips between many wakees (1:N) should not pull them all.
-bool wake_wide(Kernel* k, task_struct* p, task_struct* waker, int waker_cpu) {
+bool wake_wide(KernelImpl* k, task_struct* p, task_struct* waker, int waker_cpu) {
   unsigned master = waker->wakee_flips, slave = p->wakee_flips;
   const unsigned factor = static_cast<unsigned>(llc_size(k, waker_cpu));
   if (master < slave) std::swap(master, slave);
@@ -32,7 +32,7 @@ bool wake_wide(Kernel* k, task_struct* p, task_struct* waker, int waker_cpu) {
   return true;
 }
 
-int wake_affine_idle(Kernel* k, int this_cpu, int prev_cpu, bool sync) {
+int wake_affine_idle(KernelImpl* k, int this_cpu, int prev_cpu, bool sync) {
   if (available_idle_cpu(k, this_cpu) && cpus_share_cache(k, this_cpu, prev_cpu))
     return available_idle_cpu(k, prev_cpu) ? prev_cpu : this_cpu;
   if (sync && k->rq_of(this_cpu)->nr_running == 1) return this_cpu;
@@ -43,7 +43,7 @@ int wake_affine_idle(Kernel* k, int this_cpu, int prev_cpu, bool sync) {
 // wake_affine_weight(): pull the wakee to the waker's CPU if that CPU, with the wakee, is
 // less loaded than prev without it (PELT loads; prev favoured by half the imbalance margin
 // under WA_BIAS). All CPUs have the same capacity, so the capacity factors cancel.
-int wake_affine_weight(Kernel* k, const sched_domain& sd, task_struct* p, int this_cpu,
+int wake_affine_weight(KernelImpl* k, const sched_domain& sd, task_struct* p, int this_cpu,
                        int prev_cpu, bool sync) {
   s64 this_eff = static_cast<s64>(cpu_load(k->rq_of(this_cpu)));
   if (sync) {
@@ -63,7 +63,7 @@ int wake_affine_weight(Kernel* k, const sched_domain& sd, task_struct* p, int th
   return this_eff < prev_eff ? this_cpu : kNoCpu;
 }
 
-int wake_affine(Kernel* k, const sched_domain& sd, task_struct* p, int this_cpu, int prev_cpu,
+int wake_affine(KernelImpl* k, const sched_domain& sd, task_struct* p, int this_cpu, int prev_cpu,
                 bool sync) {
   int target = kNoCpu;
   if (k->cfg_.feat(__SCHED_FEAT_WA_IDLE)) target = wake_affine_idle(k, this_cpu, prev_cpu, sync);
@@ -75,7 +75,7 @@ int wake_affine(Kernel* k, const sched_domain& sd, task_struct* p, int this_cpu,
 // select_idle_cpu(): scan the LLC from target+1, for an idle core if one is believed to
 // exist, else for any idle CPU within the SIS_UTIL budget (sd_llc_shared->nr_idle_scan,
 // set by periodic balancing from the LLC's utilisation; none at all when it is 0).
-int select_idle_cpu(Kernel* k, task_struct* p, const sched_domain& llc, bool has_idle_core, int target) {
+int select_idle_cpu(KernelImpl* k, task_struct* p, const sched_domain& llc, bool has_idle_core, int target) {
   int nr = INT_MAX;
   if (k->cfg_.feat(__SCHED_FEAT_SIS_UTIL)) {
     nr = k->llc_nr_idle_scan[static_cast<size_t>(k->machine_.topo.llc_of[target])] + 1;
@@ -99,7 +99,7 @@ int select_idle_cpu(Kernel* k, task_struct* p, const sched_domain& llc, bool has
 }
 
 // select_idle_sibling(): target, prev or a recently used CPU if idle, then the LLC scan.
-int select_idle_sibling(Kernel* k, task_struct* p, int prev, int target) {
+int select_idle_sibling(KernelImpl* k, task_struct* p, int prev, int target) {
   if (idle_cpu_for(k, p, target)) return target;
   if (prev != target && cpus_share_cache(k, prev, target) && idle_cpu_for(k, p, prev)) return prev;
   const int recent = p->recent_used_cpu;
@@ -133,7 +133,7 @@ int select_idle_sibling(Kernel* k, task_struct* p, int prev, int target) {
 // slow path here (exec is not modelled), and a task being forked has no PELT contribution
 // anywhere yet (last_update_time 0), so the cpu_*_without(p) sums Linux takes are the plain
 // ones, and task_running_on_cpu() is 0.
-sg_lb_stats update_sg_wakeup_stats(Kernel* k, const sched_domain& sd, size_t g, const task_struct* p) {
+sg_lb_stats update_sg_wakeup_stats(KernelImpl* k, const sched_domain& sd, size_t g, const task_struct* p) {
   assert(p->se.avg.last_update_time == 0 && "the slow path is modelled for new tasks only");
   lb_sum sum;
   if (p->nr_cpus_allowed == k->nr_cpus()) {
@@ -177,7 +177,7 @@ bool group_allows(const std::vector<int>& group, const task_struct* p) {
 // go there rather than stay in the local group; -1 to stay. Between NUMA nodes a task stays
 // near its parent while the local node is lightly used (adjust_numa_imbalance()), and a busy
 // local group keeps the task unless the idlest is lighter by imbalance_pct.
-int sched_balance_find_dst_group(Kernel* k, const sched_domain& sd, const task_struct* p, int this_cpu) {
+int sched_balance_find_dst_group(KernelImpl* k, const sched_domain& sd, const task_struct* p, int this_cpu) {
   // The local group is this_cpu's: sd is this_cpu's domain, whose group list starts with it.
   assert(std::binary_search(sd.groups[sd.local].begin(), sd.groups[sd.local].end(), this_cpu));
   (void)this_cpu;
@@ -240,7 +240,7 @@ int sched_balance_find_dst_group(Kernel* k, const sched_domain& sd, const task_s
 // among equals; with none idle, the least loaded CPU.
 // Every idle CPU here is in the same state (the machine's one idle exit cost), so that is
 // the first idle CPU, or a later one that went idle later (rq->idle_stamp).
-int sched_balance_find_dst_group_cpu(Kernel* k, const std::vector<int>& group, const task_struct* p, int this_cpu) {
+int sched_balance_find_dst_group_cpu(KernelImpl* k, const std::vector<int>& group, const task_struct* p, int this_cpu) {
   if (group.size() == 1) return group.front();
   unsigned long min_load = ULONG_MAX;
   u64 latest_idle_timestamp = 0;
@@ -268,7 +268,7 @@ int sched_balance_find_dst_group_cpu(Kernel* k, const std::vector<int>& group, c
 // sched_balance_find_dst_cpu(): from the top domain down, move to the idlest group's
 // chosen CPU and carry on in that CPU's domains below the level just balanced; a level
 // that keeps the task local goes on with this CPU's child domain.
-int sched_balance_find_dst_cpu(Kernel* k, task_struct* p, int cpu, int prev_cpu) {
+int sched_balance_find_dst_cpu(KernelImpl* k, task_struct* p, int cpu, int prev_cpu) {
   const std::vector<sched_domain>& top = k->rq_of(cpu)->sd;
   if (top.empty()) return prev_cpu;  // one CPU: no domain has SD_BALANCE_FORK
   if (!group_allows(top.back().span, p)) return prev_cpu;
@@ -300,7 +300,7 @@ int sched_balance_find_dst_cpu(Kernel* k, task_struct* p, int cpu, int prev_cpu)
 
 // record_wakee(): the waker's count of switches between wakees, for wake_wide(); halved
 // once a second.
-static void record_wakee(Kernel* k, task_struct* waker, const task_struct* p) {
+static void record_wakee(KernelImpl* k, task_struct* waker, const task_struct* p) {
   const u64 j = k->jiffies();
   if (j > waker->wakee_flip_decay_ts + static_cast<u64>(k->cfg_.hz)) {
     waker->wakee_flips >>= 1;
@@ -313,7 +313,7 @@ static void record_wakee(Kernel* k, task_struct* waker, const task_struct* p) {
 }
 
 // Called for fair tasks allowed on more than one CPU (select_task_rq()).
-int select_task_rq_fair(Kernel* k, task_struct* p, int prev_cpu, int wake_flags, int waker_cpu) {
+int select_task_rq_fair(KernelImpl* k, task_struct* p, int prev_cpu, int wake_flags, int waker_cpu) {
   // Fork: the slow path from the highest domain with SD_BALANCE_FORK, which every level
   // here has (see docs/model.md), from the parent's CPU: the launcher's, or under
   // launcher=outside p's first allowed CPU (prev_cpu; there is no waker CPU then).

@@ -6,7 +6,7 @@
 #include <bit>
 
 #include "kernel/cpu_exec.h"
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/task_shared.h"
 
 namespace kernel {
@@ -40,7 +40,7 @@ const mm_cid_ops* mm_cid_select(const KernelConfig& cfg) {
   return &mm_cid_off_ops;
 }
 
-bool mm_cid_init(Kernel* k, mm_struct* mm) {
+bool mm_cid_init(KernelImpl* k, mm_struct* mm) {
   mm_mm_cid& c = mm->cid;
   if (!c.pcpu.empty()) return false;
   const size_t n = static_cast<size_t>(k->nr_cpus());
@@ -78,12 +78,12 @@ int cidmask_weight(const mm_struct* mm) {
   return w;
 }
 
-uint64_t mm_cid_scan_delay_jiffies(const Kernel* k) {
+uint64_t mm_cid_scan_delay_jiffies(const KernelImpl* k) {
   const uint64_t hz = static_cast<uint64_t>(k->cfg_.hz);
   return (100 * hz + 999) / 1000;  // msecs_to_jiffies() rounds up
 }
 
-bool mm_cid_scan_due(const Kernel* k, mm_mm_cid* c) {
+bool mm_cid_scan_due(const KernelImpl* k, mm_mm_cid* c) {
   const uint64_t now = k->jiffies();
   uint64_t old_scan = c->next_scan;
   const uint64_t next_scan = now + mm_cid_scan_delay_jiffies(k);

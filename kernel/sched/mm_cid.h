@@ -26,7 +26,7 @@ namespace kernel {
 struct rq;
 struct task_struct;
 struct mm_struct;
-class Kernel;
+class KernelImpl;
 
 // Per-CPU slot encoding of 6.4 .. 6.18 (enum mm_cid_state, include/linux/mm_types.h).
 inline constexpr uint32_t MM_CID_UNSET = ~0u;
@@ -118,17 +118,17 @@ const mm_cid_ops* mm_cid_select(const struct KernelConfig& cfg);
 // ---- Shared by the implementations (mm_cid.cc). ----
 // Sizes the mm's state for the machine on its first thread (not per event).
 // Returns true if it did (the first time).
-bool mm_cid_init(Kernel* k, mm_struct* mm);
+bool mm_cid_init(KernelImpl* k, mm_struct* mm);
 bool cidmask_test_and_set(mm_struct* mm, unsigned cid);
 void cidmask_clear(mm_struct* mm, unsigned cid);
 // find_first_zero_bit() below `limit`; `limit` if none.
 unsigned cidmask_first_zero(const mm_struct* mm, unsigned limit);
 int cidmask_weight(const mm_struct* mm);
 // msecs_to_jiffies(MM_CID_SCAN_DELAY = 100).
-uint64_t mm_cid_scan_delay_jiffies(const Kernel* k);
+uint64_t mm_cid_scan_delay_jiffies(const KernelImpl* k);
 // task_mm_cid_work()'s rate limit: false if the mm's next scan is not due yet; otherwise
 // moves mm_cid_next_scan 100 ms ahead and returns true (the first call only sets the date).
-bool mm_cid_scan_due(const Kernel* k, mm_mm_cid* c);
+bool mm_cid_scan_due(const KernelImpl* k, mm_mm_cid* c);
 // The scan's CPU time: `cpus` possible CPUs visited (costs.mm_cid_scan_cpu_ns each), charged
 // as kernel time of the task it runs in; recorded in the mm's statistics.
 void mm_cid_charge_scan(rq* rq, mm_struct* mm, int cpus);
@@ -145,7 +145,7 @@ void lazy_migrate_from(task_struct* t);
 void lazy_migrate_to(rq* dst_rq, task_struct* t);
 uint32_t lazy_task_mm_cid(const rq* rq, const task_struct* t);
 int mm_cid_get(rq* rq, task_struct* t, mm_struct* mm);
-void sched_mm_cid_remote_clear_old(Kernel* k, mm_struct* mm, int cpu);
-void sched_mm_cid_remote_clear_weight(Kernel* k, mm_struct* mm, int cpu, int weight);
+void sched_mm_cid_remote_clear_old(KernelImpl* k, mm_struct* mm, int cpu);
+void sched_mm_cid_remote_clear_weight(KernelImpl* k, mm_struct* mm, int cpu, int weight);
 
 }  // namespace kernel

@@ -14,7 +14,7 @@
 //   4/4 the selftest (a workload, not kernel code).
 #include <algorithm>
 
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/sched/mm_cid.h"
 #include "kernel/task_shared.h"
 
@@ -24,13 +24,13 @@ namespace {
 
 constexpr uint64_t RSEQ_UNPREEMPTED_THRESHOLD = 100ULL * 1000000;  // ns
 
-unsigned batch_size(const Kernel* k) {
+unsigned batch_size(const KernelImpl* k) {
   const int set = k->cfg_.mm_cid_scan_batch;
   return static_cast<unsigned>(set ? set : std::min(8, k->nr_cpus()));
 }
 
 // mm_cid_needs_scan().
-bool mm_cid_needs_scan(const Kernel* k, const mm_struct* mm) {
+bool mm_cid_needs_scan(const KernelImpl* k, const mm_struct* mm) {
   const mm_mm_cid& c = mm->cid;
   const unsigned nposs = static_cast<unsigned>(k->nr_cpus());
   if (c.scan_batch != 0 && c.scan_batch * batch_size(k) < nposs) return true;  // pass in progress
@@ -40,7 +40,7 @@ bool mm_cid_needs_scan(const Kernel* k, const mm_struct* mm) {
 // task_mm_cid_scan(): one batch. The first batch of a pass is rate limited as
 // task_mm_cid_work() was; the clear loops cover only the batch's CPUs.
 void task_mm_cid_scan(rq* rq, task_struct* t) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   mm_struct* mm = t->mm;
   if (t->exited || !mm) return;
   mm_mm_cid& c = mm->cid;
@@ -82,7 +82,7 @@ void batched_tick(rq* rq, task_struct* curr) {
   if (!curr->mm || !curr->mm_cid.active || curr->exited) return;
   const uint64_t ran = curr->se.sum_exec_runtime - curr->se.prev_sum_exec_runtime;
   if (ran <= RSEQ_UNPREEMPTED_THRESHOLD) return;
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   if (mm_cid_needs_scan(k, curr->mm)) {
     curr->mm_cid.pending |= MM_CID_NOTIFY_RESUME;  // rseq_set_notify_resume()
     return;

@@ -7,7 +7,7 @@
 // running thread's cid is never freed while it runs).
 #include <algorithm>
 
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/sched/mm_cid.h"
 #include "kernel/task_shared.h"
 
@@ -23,7 +23,7 @@ uint32_t mm_cid_set_lazy_put(uint32_t cid) { return cid | MM_CID_LAZY_PUT; }
 uint32_t mm_cid_clear_lazy_put(uint32_t cid) { return cid & ~MM_CID_LAZY_PUT; }
 
 // 6.13+ has per-CPU recent_cid, the mm's allowed-CPU union and max_nr_cid (6.14: shrunk).
-bool has_recent_cid(const Kernel* k) { return k->cfg_.version != KernelVersion::V6_12; }
+bool has_recent_cid(const KernelImpl* k) { return k->cfg_.version != KernelVersion::V6_12; }
 
 // __mm_cid_put(): the cid's bit goes back to the mm.
 void __mm_cid_put(mm_struct* mm, uint32_t cid) { cidmask_clear(mm, cid); }
@@ -57,7 +57,7 @@ void mm_cid_put(rq* rq, mm_struct* mm) {
 // below nr_cpus_allowed. A serialised model never finds the mask momentarily full (the
 // kernel's cpu_relax() loop); should it, the lowest free bit of all CPUs is taken.
 int __mm_cid_try_get(rq* rq, mm_struct* mm) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   mm_mm_cid& c = mm->cid;
   unsigned limit = static_cast<unsigned>(k->nr_cpus());
   if (has_recent_cid(k)) {
@@ -112,7 +112,7 @@ int mm_cid_get(rq* rq, task_struct* t, mm_struct* mm) {
 // part; its cid comes at its first switch-in. A process's first thread, and the clone of a
 // second by a single-threaded parent (mm_users == 1), put the first scan 100 ms away.
 void lazy_mm_cid_fork(rq* rq, task_struct* t) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   mm_struct* mm = t->mm;
   mm_cid_init(k, mm);
   mm_mm_cid& c = mm->cid;
@@ -159,7 +159,7 @@ void lazy_migrate_from(task_struct* t) { t->mm_cid.migrate_from_cpu = t->cpu; }
 void lazy_migrate_to(rq* dst_rq, task_struct* t) {
   mm_struct* mm = t->mm;
   if (!mm || mm->cid.pcpu.empty()) return;
-  Kernel* k = dst_rq->k;
+  KernelImpl* k = dst_rq->k;
   const int src_cpu = t->mm_cid.migrate_from_cpu;
   if (src_cpu == -1) {
     t->mm_cid.last_cid = -1;
@@ -199,7 +199,7 @@ void lazy_migrate_to(rq* dst_rq, task_struct* t) {
 
 // sched_mm_cid_remote_clear(): a valid slot becomes lazy-put; if no task of the mm runs
 // there it is released at once, else that task releases it when it switches out.
-static void sched_mm_cid_remote_clear(Kernel* k, mm_struct* mm, int cpu) {
+static void sched_mm_cid_remote_clear(KernelImpl* k, mm_struct* mm, int cpu) {
   mm_cid_pcpu& pcpu = mm->cid.pcpu[static_cast<size_t>(cpu)];
   const uint32_t cid = pcpu.cid;
   if (!mm_cid_is_valid(cid)) return;
@@ -212,7 +212,7 @@ static void sched_mm_cid_remote_clear(Kernel* k, mm_struct* mm, int cpu) {
 
 // sched_mm_cid_remote_clear_old(): a slot unused for SCHED_MM_CID_PERIOD_NS (100 ms) of that
 // CPU's rq clock is cleared; one whose CPU runs a task of the mm is stamped fresh instead.
-void sched_mm_cid_remote_clear_old(Kernel* k, mm_struct* mm, int cpu) {
+void sched_mm_cid_remote_clear_old(KernelImpl* k, mm_struct* mm, int cpu) {
   constexpr uint64_t SCHED_MM_CID_PERIOD_NS = 100ULL * 1000000;
   const rq& rq = k->cpu_rq(cpu);
   const uint64_t rq_clock = rq.clock;
@@ -227,7 +227,7 @@ void sched_mm_cid_remote_clear_old(Kernel* k, mm_struct* mm, int cpu) {
 
 // sched_mm_cid_remote_clear_weight(): a valid cid >= the number of cids in use is cleared, so
 // the set converges to 0 .. weight-1 as threads allocate again.
-void sched_mm_cid_remote_clear_weight(Kernel* k, mm_struct* mm, int cpu, int weight) {
+void sched_mm_cid_remote_clear_weight(KernelImpl* k, mm_struct* mm, int cpu, int weight) {
   const uint32_t cid = mm->cid.pcpu[static_cast<size_t>(cpu)].cid;
   if (!mm_cid_is_valid(cid) || static_cast<int>(cid) < weight) return;
   sched_mm_cid_remote_clear(k, mm, cpu);
@@ -249,7 +249,7 @@ void lazy_tick(rq* rq, task_struct* curr) {
 // task_mm_cid_work(): at most one scan per mm per MM_CID_SCAN_DELAY (the first call only
 // sets the date), over every possible CPU, twice: old slots, then cids >= the weight.
 void task_mm_cid_work(rq* rq, task_struct* t) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   t->mm_cid.pending &= static_cast<uint8_t>(~MM_CID_WORK_QUEUED);
   mm_struct* mm = t->mm;
   if (t->exited || !mm) return;

@@ -10,7 +10,7 @@
 // a mode change completes within the fork or exit that causes it.
 #include <algorithm>
 
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/sched/mm_cid.h"
 #include "kernel/task_shared.h"
 
@@ -40,7 +40,7 @@ uint32_t __mm_get_cid(mm_struct* mm, unsigned max_cids) {
 }
 
 // mm_get_cid(): below max_cids, else (the kernel spins) anywhere in the possible range.
-uint32_t mm_get_cid(Kernel* k, mm_struct* mm) {
+uint32_t mm_get_cid(KernelImpl* k, mm_struct* mm) {
   uint32_t cid = __mm_get_cid(mm, mm->cid.max_cids);
   if (cid == UNSET) cid = __mm_get_cid(mm, static_cast<unsigned>(k->nr_cpus()));
   if (cid == UNSET) {
@@ -134,7 +134,7 @@ void owner_switch(rq* rq, task_struct*, task_struct* next) {
 
 // Switch to per-CPU mode (mm_cid_fixup_tasks_to_cpus()): a running task's cid passes to its
 // CPU; the others give theirs up.
-void fixup_tasks_to_cpus(Kernel* k, mm_struct* mm) {
+void fixup_tasks_to_cpus(KernelImpl* k, mm_struct* mm) {
   for (const auto& tp : k->tasks()) {
     task_struct* t = tp.get();
     if (t->mm != mm || !t->mm_cid.active) continue;
@@ -152,7 +152,7 @@ void fixup_tasks_to_cpus(Kernel* k, mm_struct* mm) {
 
 // Back to per-task mode (mm_cid_fixup_cpus_to_tasks()): a CPU's cid passes to the task of
 // the mm running there; the other CPUs give theirs up.
-void fixup_cpus_to_tasks(Kernel* k, mm_struct* mm) {
+void fixup_cpus_to_tasks(KernelImpl* k, mm_struct* mm) {
   for (int cpu = 0; cpu < k->nr_cpus(); ++cpu) {
     mm_cid_pcpu& pcp = mm->cid.pcpu[static_cast<size_t>(cpu)];
     if (!cid_on_cpu(pcp.cid)) continue;
@@ -169,7 +169,7 @@ void fixup_cpus_to_tasks(Kernel* k, mm_struct* mm) {
 // mm_update_max_cids(): opt = min(users, nr_cpus_allowed); max_cids = opt + 25 %, at most
 // the possible CPUs. More users than that: per-CPU mode, with the way back below
 // pcpu_thrs = max(min(opt - 25 %, nr_cpu_ids / 2), 1) (mm_cid_calc_pcpu_thrs()).
-void mm_update_max_cids(Kernel* k, mm_struct* mm) {
+void mm_update_max_cids(KernelImpl* k, mm_struct* mm) {
   mm_mm_cid& c = mm->cid;
   const unsigned nposs = static_cast<unsigned>(k->nr_cpus());
   const unsigned users = static_cast<unsigned>(c.users);
@@ -188,7 +188,7 @@ void mm_update_max_cids(Kernel* k, mm_struct* mm) {
 // sched_mm_cid_fork(): one more user (and the affinity union may grow); no cid until the
 // first switch-in.
 void owner_fork(rq* rq, task_struct* t) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   mm_struct* mm = t->mm;
   mm_mm_cid& c = mm->cid;
   if (mm_cid_init(k, mm))

@@ -5,7 +5,7 @@
 #pragma once
 #include <algorithm>
 
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/sched/sched.h"
 
 namespace kernel {

@@ -5,7 +5,7 @@
 #include <cassert>
 
 #include "kernel/cpu_exec.h"
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/sched/sched.h"
 
 namespace kernel {
@@ -143,13 +143,13 @@ static void task_tick_rt(rq* rq, task_struct* p, int /*queued*/) {
 // RT work queued, idle or fair alike (the idle level went in 5.11), else 1..99 for its
 // most important RT task.
 static int cpupri_of_prio(int prio) { return prio < MAX_RT_PRIO ? MAX_RT_PRIO - 1 - prio : 0; }
-static int cpupri_of(Kernel* k, int cpu) { return cpupri_of_prio(k->rq_of(cpu)->rt.highest_prio); }
+static int cpupri_of(KernelImpl* k, int cpu) { return cpupri_of_prio(k->rq_of(cpu)->rt.highest_prio); }
 
 // cpumask_any_and_distribute() run on CPU `self`: the first CPU of `span` that `ok` accepts
 // after the last one `self` handed out (wrapping), so that successive choices rotate; -1 if
 // none.
 template <typename Pred>
-static int any_and_distribute(Kernel* k, int self, const std::vector<int>& span, Pred ok) {
+static int any_and_distribute(KernelImpl* k, int self, const std::vector<int>& span, Pred ok) {
   int& prev = k->distribute_cpu_mask_prev[static_cast<size_t>(self)];
   int first = -1;
   for (int c : span) {
@@ -168,7 +168,7 @@ static int any_and_distribute(Kernel* k, int self, const std::vector<int>& span,
 // own; among them, p's own CPU (cache hot), else the current CPU if it is one of them and
 // near, else one of them in the smallest domain around p's CPU (rotating), else any. -1 if p
 // would preempt nothing anywhere.
-static int find_lowest_rq(Kernel* k, task_struct* p) {
+static int find_lowest_rq(KernelImpl* k, task_struct* p) {
   if (p->nr_cpus_allowed == 1) return -1;
   const int task_pri = cpupri_of_prio(p->prio);
   int level = task_pri;
@@ -199,14 +199,14 @@ static bool rt_curr_holds_cpu(const task_struct* curr, const task_struct* p) {
 
 // select_task_rq_rt(): stay on prev unless its current task is RT work that p will not
 // displace soon; then the lowest CPU, if p would preempt what runs there.
-int select_task_rq_rt(Kernel* k, task_struct* p, int prev_cpu, int /*wake_flags*/, int /*waker_cpu*/) {
+int select_task_rq_rt(KernelImpl* k, task_struct* p, int prev_cpu, int /*wake_flags*/, int /*waker_cpu*/) {
   if (!rt_curr_holds_cpu(k->rq_of(prev_cpu)->curr, p)) return prev_cpu;
   const int target = find_lowest_rq(k, p);
   return target >= 0 && p->prio < k->rq_of(target)->rt.highest_prio ? target : prev_cpu;
 }
 
 // A migration by push or pull: the remote runqueue lock and the task's lines cross caches.
-static void charge_rt_migration(Kernel* k, rq* src, rq* dst) {
+static void charge_rt_migration(KernelImpl* k, rq* src, rq* dst) {
   rq* self = k->rq_of(k->current_cpu());
   cpu_charge(self, 2 * k->line_transfer_ns(src->cpu, dst->cpu));
 }
@@ -214,7 +214,7 @@ static void charge_rt_migration(Kernel* k, rq* src, rq* dst) {
 // push_rt_task(): move rq's most important pushable task to the CPU running the least
 // important work, if it would preempt there; if it should preempt here, reschedule here.
 static bool push_rt_task(rq* rq) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   task_struct* next = pick_highest_pushable_task(rq, -1);
   if (!next) return false;
   if (next->prio < rq->curr->prio) {
@@ -245,7 +245,7 @@ static void task_woken_rt(rq* rq, task_struct* p) {
 
 // rto_next_cpu(): the next overloaded CPU after the chain's position; past the last one, one
 // more pass from the start if a pull asked for it meanwhile; else -1 (the chain ends).
-static int rto_next_cpu(Kernel* k) {
+static int rto_next_cpu(KernelImpl* k) {
   for (;;) {
     for (int c = k->rto_cpu + 1; c < k->nr_cpus(); ++c)
       if (k->rq_of(c)->rt.overloaded) return k->rto_cpu = c;
@@ -258,7 +258,7 @@ static int rto_next_cpu(Kernel* k) {
 // tell_cpu_to_push(): start the push chain at the first overloaded CPU, or, if a chain is
 // running, have it make one more pass.
 static void tell_cpu_to_push(rq* this_rq) {
-  Kernel* k = this_rq->k;
+  KernelImpl* k = this_rq->k;
   k->rto_loop_next++;
   if (k->rto_cpu >= 0) return;
   const int cpu = rto_next_cpu(k);
@@ -266,7 +266,7 @@ static void tell_cpu_to_push(rq* this_rq) {
 }
 
 void rto_push_irq_work_func(rq* rq) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   update_rq_clock(rq);
   if (rq->rt.overloaded) push_rt_tasks(rq);
   const int cpu = rto_next_cpu(k);
@@ -278,7 +278,7 @@ void rto_push_irq_work_func(rq* rq) {
 // overloaded CPU that is more important than what would run here and is not about to run
 // where it is.
 static void pull_rt_task(rq* this_rq) {
-  Kernel* k = this_rq->k;
+  KernelImpl* k = this_rq->k;
   if (!k->rto_count) return;
   if (k->cfg_.feat(__SCHED_FEAT_RT_PUSH_IPI)) {
     tell_cpu_to_push(this_rq);
@@ -326,7 +326,7 @@ static void wakeup_preempt_idle(rq* rq, task_struct*, int) { resched_curr(rq); }
 static task_struct* pick_task_idle(rq* rq) { return rq->idle; }
 static void put_prev_task_idle(rq*, task_struct*) {}
 static void set_next_task_idle(rq*, task_struct*, bool) {}
-static int select_task_rq_idle(Kernel*, task_struct*, int prev_cpu, int, int) { return prev_cpu; }
+static int select_task_rq_idle(KernelImpl*, task_struct*, int prev_cpu, int, int) { return prev_cpu; }
 static void task_tick_idle(rq*, task_struct*, int) {}
 static void update_curr_idle(rq*) {}
 

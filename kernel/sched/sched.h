@@ -1,6 +1,6 @@
 // Scheduler internal types, mirroring kernel/sched/sched.h and include/linux/sched.h
 // (v6.12 .. v7.0): task_struct, sched_entity, cfs_rq, rt_rq, rq and struct sched_class.
-// Owned by the Kernel object; mutated only from kernel/ on the engine's single thread.
+// Owned by the KernelImpl object; mutated only from kernel/ on the engine's single thread.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -17,7 +17,7 @@ namespace hw { struct Machine; }
 
 namespace kernel {
 
-class Kernel;
+class KernelImpl;
 struct rq;
 struct cfs_rq;
 struct task_struct;
@@ -189,8 +189,8 @@ struct task_struct {
   int cpu = 0;                       // task_cpu(): the rq it is on or last ran on
   unsigned __state = 0;              // TASK_RUNNING (0) or TASK_INTERRUPTIBLE
   s64 exec_remaining_ns = 0;
-  UserContext* user = nullptr;       // the program (owned by Kernel)
-  Kernel* kern = nullptr;
+  UserContext* user = nullptr;       // the program (owned by KernelImpl)
+  KernelImpl* kern = nullptr;
   const struct sched_class* sched_class = nullptr;
   UserWord* spin_word = nullptr;
   int64_t spin_val = 0;
@@ -267,7 +267,7 @@ struct cfs_rq {
 // struct task_group (kernel/sched/sched.h, CONFIG_FAIR_GROUP_SCHED): a group of tasks
 // scheduled as one entity per CPU in its parent's runqueue there. The root group is the
 // rqs' own cfs (its se[] are nullptr); every other group is created by
-// Kernel::create_task_group() and owns a cfs_rq and a sched_entity per CPU.
+// KernelImpl::create_task_group() and owns a cfs_rq and a sched_entity per CPU.
 struct task_group {
   int id = 0;                         // 0 = root
   std::string path;                   // "/" for the root, else an absolute cgroup path
@@ -309,7 +309,7 @@ struct sched_class {
   void (*put_prev_task)(rq* rq, task_struct* p);
   void (*set_next_task)(rq* rq, task_struct* p, bool first);
   // try_to_wake_up/wake_up_new_task: the CPU to run p on.
-  int (*select_task_rq)(Kernel* k, task_struct* p, int prev_cpu, int wake_flags, int waker_cpu);
+  int (*select_task_rq)(KernelImpl* k, task_struct* p, int prev_cpu, int wake_flags, int waker_cpu);
   // sched_tick (queued = 0) and hrtick (queued = 1); p == rq->curr.
   void (*task_tick)(rq* rq, task_struct* p, int queued);
   void (*update_curr)(rq* rq);
@@ -362,7 +362,7 @@ enum : unsigned {
   IPI_CPU_STOP = 1u << 4, // stop_one_cpu_nowait(): wake this CPU's stopper (active balance)
 };
 
-// Sums of Kernel::lb_view over the CPUs of one sched group (a CPU, core, LLC or socket).
+// Sums of KernelImpl::lb_view over the CPUs of one sched group (a CPU, core, LLC or socket).
 // Simulator-only: kept up to date by lb_view_update(), so update_sg_lb_stats() is O(1).
 // The fair deadline server (6.12+, rq->fair_server, a deferred sched_dl_entity in
 // kernel/sched/deadline.c): fair tasks starved by RT get `fair_server_runtime_ns` per
@@ -375,7 +375,7 @@ struct dl_server {
   sim::Timer timer;            // dl_se->dl_timer: zero-laxity instant or replenishment
 };
 
-// What load balancing reads of one CPU (Kernel::lb_view), kept up to date by
+// What load balancing reads of one CPU (KernelImpl::lb_view), kept up to date by
 // lb_view_update() and lb_view_update_pelt().
 struct lb_cpu {
   unsigned nr_running = 0;    // rq->nr_running
@@ -418,7 +418,7 @@ struct sched_domain {
   // The child spans (each ascending), in build_sched_groups()' order for this CPU: its own
   // group first, then onwards from the CPU, wrapping (so `local` is 0).
   std::vector<std::vector<int>> groups;
-  std::vector<const lb_sum*> group_sum;  // per group: Kernel::lb_sums of its CPUs, or
+  std::vector<const lb_sum*> group_sum;  // per group: KernelImpl::lb_sums of its CPUs, or
                                          // nullptr if the levels do not nest there
   std::vector<int> group_cores;          // per group: sched_group::cores
   bool groups_share_capacity = false;    // groups are SMT cores (SD_SHARE_CPUCAPACITY)
@@ -482,7 +482,7 @@ struct rq {
   // 384-CPU run touches few cache lines per rq; rt's priority array is cold for fair work.
   int cpu = 0;
   int smt_sibling = -1;        // the other hardware thread of this core, or -1
-  Kernel* k = nullptr;
+  KernelImpl* k = nullptr;
   task_struct* curr = nullptr;
   task_struct* idle = nullptr;
   unsigned nr_running = 0;
@@ -521,22 +521,22 @@ void wakeup_preempt(rq* rq, task_struct* p, int flags);
 void activate_task(rq* rq, task_struct* p, int flags);
 void deactivate_task(rq* rq, task_struct* p, int flags);
 void add_nr_running(rq* rq, unsigned n);
-// Brings Kernel::lb_view[rq->cpu] and the group sums up to date after nr_running,
+// Brings KernelImpl::lb_view[rq->cpu] and the group sums up to date after nr_running,
 // h_nr_runnable, curr or the wake list of rq changed; lb_view_update_pelt() after only its
 // PELT averages (cpu_load, cpu_util_cfs, cpu_runnable) may have.
 void lb_view_update(rq* rq);
 void lb_view_update_pelt(rq* rq);
 void sub_nr_running(rq* rq, unsigned n);
 void update_rq_clock(rq* rq);
-bool cpus_share_cache(Kernel* k, int a, int b);
-bool available_idle_cpu(Kernel* k, int cpu);
+bool cpus_share_cache(KernelImpl* k, int a, int b);
+bool available_idle_cpu(KernelImpl* k, int cpu);
 // rq->nr_running as Linux counts it: delayed entities included (here they leave
 // rq->nr_running; cfs.nr_queued - h_nr_runnable of them while every task is in the root group).
 unsigned nr_running_with_delayed(const rq* rq);
 // sched_idle_rq() / sched_idle_cpu(): the CPU runs only SCHED_IDLE tasks, which any other
 // task preempts at once, so placement takes it as idle.
 bool sched_idle_rq(const rq* rq);
-bool sched_idle_cpu(Kernel* k, int cpu);
+bool sched_idle_cpu(KernelImpl* k, int cpu);
 bool task_allowed_on(const task_struct* p, int cpu);
 void move_queued_task(rq* src, task_struct* p, rq* dst);
 // The migration alone, without the wakeup preemption check (the caller reschedules).
@@ -547,7 +547,7 @@ u64 calc_delta_fair(u64 delta, const sched_entity* se);
 u64 avg_vruntime(cfs_rq* cfs_rq);
 bool entity_eligible(cfs_rq* cfs_rq, sched_entity* se);
 sched_entity* pick_eevdf(cfs_rq* cfs_rq, bool protect);
-u64 sysctl_sched_base_slice(const Kernel* k);
+u64 sysctl_sched_base_slice(const KernelImpl* k);
 
 // ---- core.cc: nice ----
 // set_load_weight(): p's weight from its nice value (or SCHED_IDLE's); with update_load, a
@@ -559,9 +559,9 @@ void set_user_nice(task_struct* p, long nice);
 unsigned long nice_to_weight(int nice);
 
 // ---- topology.cc ----
-void build_sched_domains(Kernel* k);
+void build_sched_domains(KernelImpl* k);
 // ---- fair_wakeup.cc ----
-int select_task_rq_fair(Kernel* k, task_struct* p, int prev_cpu, int wake_flags, int waker_cpu);
+int select_task_rq_fair(KernelImpl* k, task_struct* p, int prev_cpu, int wake_flags, int waker_cpu);
 // ---- fair_balance.cc ----
 void sched_balance_trigger(rq* rq);
 // The CPU stopper's active_load_balance_cpu_stop(): run by __schedule() when an active
@@ -574,11 +574,11 @@ void nohz_balancer_kick(rq* rq);
 void nohz_idle_balance(rq* rq);
 
 void sched_ttwu_pending(rq* rq);
-bool try_to_wake_up(Kernel* k, task_struct* p, int wake_flags);
+bool try_to_wake_up(KernelImpl* k, task_struct* p, int wake_flags);
 // wake_up_new_task(): places a new task and enqueues it. `as_fair_child`: p is placed as the
 // fair task it is at the fork and takes its own class only after (a child of the fair launcher;
 // see kernel/fork.cc).
-void wake_up_new_task(Kernel* k, task_struct* p, bool as_fair_child = false);
+void wake_up_new_task(KernelImpl* k, task_struct* p, bool as_fair_child = false);
 void __schedule(rq* rq, bool preempt);
 void schedule(rq* rq, bool preempt);
 void do_sched_yield(rq* rq);
@@ -598,7 +598,7 @@ void dl_server_timer_fn(sim::Timer* t, sim::Time now);
 void push_rt_tasks(rq* rq);
 // rto_push_irq_work_func(): the RT_PUSH_IPI chain reached this CPU: push, pass it on.
 void rto_push_irq_work_func(rq* rq);
-int select_task_rq_rt(Kernel* k, task_struct* p, int prev_cpu, int wake_flags, int waker_cpu);
+int select_task_rq_rt(KernelImpl* k, task_struct* p, int prev_cpu, int wake_flags, int waker_cpu);
 
 inline bool fair_policy(int policy) {
   return policy == SCHED_NORMAL || policy == SCHED_BATCH || policy == SCHED_IDLE;
@@ -615,9 +615,9 @@ cfs_rq* task_group_cfs_rq(const task_struct* p, int cpu);
 // ---- fair_group.cc / fair.cc: task groups (CONFIG_FAIR_GROUP_SCHED) ----
 // alloc_fair_sched_group() + init_tg_cfs_entry(): a group's runqueue and entity on every
 // CPU, below `parent`'s (nullptr: the root).
-void alloc_fair_sched_group(Kernel* k, task_group* tg, task_group* parent);
+void alloc_fair_sched_group(KernelImpl* k, task_group* tg, task_group* parent);
 // sched_group_set_shares(): tg->shares (cpu.weight's), re-weighing its entities now.
-void sched_group_set_shares(Kernel* k, task_group* tg, unsigned long shares);
+void sched_group_set_shares(KernelImpl* k, task_group* tg, unsigned long shares);
 // pick_next_task_fair()'s switch between two fair tasks: put/set the levels that differ.
 void put_prev_set_next_fair(rq* rq, task_struct* prev, task_struct* next);
 // set_task_cpu(): p now belongs to `cpu` (task_cpu() and set_task_rq()). For a queued task

@@ -4,7 +4,7 @@
 #include <iterator>
 #include <utility>
 
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/sched/sched.h"
 
 namespace kernel {
@@ -57,12 +57,12 @@ std::vector<std::vector<int>> groups_of(const std::vector<int>& span, const std:
 
 // build_sched_domains(): per CPU, bottom-up; a level spanning the same CPUs as its child
 // (or a single CPU) is degenerate and dropped, as sd_degenerate()/sd_parent_degenerate() do.
-void build_sched_domains(Kernel* k) {
+void build_sched_domains(KernelImpl* k) {
   const hw::Topology& t = k->machine_.topo;
   const int n = t.nr_cpus;
   std::vector<int> cpu_id(n), all(n, 0);
   for (int c = 0; c < n; ++c) cpu_id[c] = c;
-  // The group sums (simulator-only, see Kernel::lb_sums): per CPU, core, LLC and socket,
+  // The group sums (simulator-only, see KernelImpl::lb_sums): per CPU, core, LLC and socket,
   // from lb_view as it is now; each CPU counts in the four that hold it.
   const std::vector<int>* kinds[4] = {&cpu_id, &t.core_of, &t.llc_of, &t.socket_of};
   std::vector<size_t> cpus_with[4];  // per kind and id: how many CPUs have that id

@@ -2,12 +2,12 @@
 #include "kernel/time/hrtimer.h"
 
 #include "kernel/entry/common.h"
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 
 namespace kernel {
 
 void hrtimer_start(rq* rq, sim::Timer* t, sim::Time expires) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   // No draw without jitter: a profile without it replays exactly as before the key existed.
   const sim::Time late =
       k->machine_.costs.timer_irq_jitter_ns > 0 ? k->timer_irq_jitter(rq->ex.irq_rng) : 0;

@@ -4,7 +4,7 @@
 // interrupt comes a random 0..timer_irq_jitter_ns late (hrtimer_start()).
 #include "kernel/cpu_exec.h"
 #include "kernel/entry/common.h"
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/time/hrtimer.h"
 
 namespace kernel {
@@ -13,14 +13,14 @@ namespace kernel {
 // n * ((TICK_NSEC >> 1) / num_possible_cpus()) after the jiffy edge, to avert jiffies_lock
 // contention; otherwise on the edge.
 namespace {
-sim::Time tick_skew_offset(const Kernel* k, int cpu) {
+sim::Time tick_skew_offset(const KernelImpl* k, int cpu) {
   if (!k->cfg_.skew_tick) return 0;
   return (k->cfg_.tick_nsec() >> 1) / k->nr_cpus() * cpu;
 }
 }  // namespace
 
 sim::Time tick_next_expiry(const rq* rq, sim::Time now) {
-  const Kernel* k = rq->k;
+  const KernelImpl* k = rq->k;
   const sim::Time tick = k->cfg_.tick_nsec();
   const sim::Time off = tick_skew_offset(k, rq->cpu);
   return now < off ? off : ((now - off) / tick + 1) * tick + off;
@@ -32,7 +32,7 @@ void tick_sched_timer_start(rq* rq, sim::Time expires) {
 }
 
 void tick_nohz_update(rq* rq, bool idle) {
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   if (!k->cfg_.nohz_idle) return;
   sim::Timer* t = &rq->ex.tick_timer;
   if (idle) {
@@ -46,7 +46,7 @@ void tick_nohz_update(rq* rq, bool idle) {
 // tick_sched_timer(): update_process_times() -> sched_tick(), then re-arm one tick later.
 void tick_sched_timer_fn(sim::Timer* t, sim::Time now) {
   rq* rq = static_cast<struct rq*>(t->ctx);
-  Kernel* k = rq->k;
+  KernelImpl* k = rq->k;
   irqentry_enter(rq, now);
   cpu_charge(rq, k->machine_.costs.tick_handler_ns);
   sched_tick(rq);

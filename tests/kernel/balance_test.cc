@@ -1,4 +1,4 @@
-// Load balancing's packed per-CPU view (Kernel::lb_view) and the sched-group sums kept from
+// Load balancing's packed per-CPU view (KernelImpl::lb_view) and the sched-group sums kept from
 // it stay equal to the runqueues while tasks sleep, wake across LLCs (wake lists), migrate
 // and are balanced, on every level (SMT, MC, PKG, NUMA).
 #include <gtest/gtest.h>

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "hw/machine.h"
-#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/sched/pelt.h"
 #include "sim/engine.h"
 #include "user/thread.h"
@@ -41,10 +41,10 @@ inline hw::Machine flat_machine(int cpus) {
 
 struct Sim {
   sim::Engine engine;
-  std::unique_ptr<kernel::Kernel> k;
+  std::unique_ptr<kernel::KernelImpl> k;
   int tgid = 0;
 
-  // Kernel tests pin one mechanism each, so by default the threads are forked from outside
+  // KernelImpl tests pin one mechanism each, so by default the threads are forked from outside
   // the machine (launcher=outside: each at its start time, clone_ns apart, costing no CPU);
   // `launcher_task` (which overrides cfg.launcher_task) runs the launcher task that scenarios
   // run (kernel/fork.cc).
@@ -52,7 +52,7 @@ struct Sim {
                kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0),
                bool launcher_task = false) {
     cfg.launcher_task = launcher_task;
-    k = std::make_unique<kernel::Kernel>(&engine, m, cfg);
+    k = std::make_unique<kernel::KernelImpl>(&engine, m, cfg);
     tgid = k->create_process("test");
   }
   // Starts a thread running prog(thread) with `attr`; returns its pid.
@@ -78,9 +78,9 @@ struct Sim {
   std::list<std::function<user::Program(user::Thread&)>> programs;
 };
 
-// The packed per-CPU view that load balancing reads (Kernel::lb_view) equals the runqueues,
-// and the group sums kept from it (Kernel::lb_sums) equal the sums over each group's CPUs.
-inline void check_lb_view(const kernel::Kernel& k) {
+// The packed per-CPU view that load balancing reads (KernelImpl::lb_view) equals the runqueues,
+// and the group sums kept from it (KernelImpl::lb_sums) equal the sums over each group's CPUs.
+inline void check_lb_view(const kernel::KernelImpl& k) {
   for (int c = 0; c < k.nr_cpus(); ++c) {
     const kernel::rq& rq = k.cpu_rq(c);
     const kernel::lb_cpu& v = k.lb_view[c];
@@ -123,7 +123,7 @@ inline void check_lb_view(const kernel::Kernel& k) {
 // Per CPU: busy + idle = elapsed, user + kernel = busy; overall: sum of task run time =
 // sum of busy time; every task is current on at most one CPU and queued on at most one,
 // its entity on its CPU's cfs_rq; the load-balancing view matches the runqueues.
-inline void check_invariants(const kernel::Kernel& k, sim::Time elapsed) {
+inline void check_invariants(const kernel::KernelImpl& k, sim::Time elapsed) {
   check_lb_view(k);
   // RT push/pull bookkeeping: pushable = queued, not running, allowed on several CPUs.
   unsigned overloaded = 0;

@@ -537,9 +537,9 @@ TEST(SliceExtMainline, GrantLengthDefaultsToFiveMicrosecondsWithinFiveToFifty) {
   c.slice_ext.nsec = 60000;
   EXPECT_NE(kernel::validate_config(c), "");
   sim::Engine e;
-  kernel::Kernel k(&e, flat_machine(1), config(Abi::Mainline));
+  kernel::KernelImpl k(&e, flat_machine(1), config(Abi::Mainline));
   EXPECT_EQ(kernel::slice_ext_nsec(&k), 5000);
-  kernel::Kernel k2(&e, flat_machine(1), config(Abi::Rfc));
+  kernel::KernelImpl k2(&e, flat_machine(1), config(Abi::Rfc));
   EXPECT_EQ(kernel::slice_ext_nsec(&k2), 50000);
 }
 

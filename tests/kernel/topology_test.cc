@@ -38,7 +38,7 @@ hw::Machine machine_of(const Shape& s) {
 // Checks the domains of every CPU (on machines above 1024 CPUs, of every CPU of a stride
 // that meets every core, LLC and socket position, to bound the test's time); counts the
 // (cpu, level) pairs checked in *checked.
-void check_domains(const kernel::Kernel& k, size_t* checked) {
+void check_domains(const kernel::KernelImpl& k, size_t* checked) {
   const int n = k.nr_cpus();
   const int stride = n > 1024 ? 13 : 1;
   std::vector<int> seen(static_cast<size_t>(n), -1);  // per CPU: the last (cpu, level) that met it
