@@ -120,6 +120,11 @@ struct KernelConfig {
   // 2026. false = the releases (6.12, 6.18.2, 7.0), whose wakeup pick is a bare
   // __pick_eevdf(); no 6.12 stable carries the fix.
   bool wakeup_pick_next_entity = false;
+  // kernel.sched_autogroup_enabled (CONFIG_SCHED_AUTOGROUP): each session's tasks form a
+  // task group (kernel/sched/autogroup.cc). Distribution kernels boot with it on; the model's
+  // default is off, so a scenario whose threads all share one session runs flat, as its
+  // figures were computed (docs/model.md, "Task groups").
+  bool sched_autogroup_enabled = false;
   // The fair deadline server (6.12+): per CPU, fair tasks get this much CPU per period even
   // under RT load (debugfs sched/fair_server/cpuN/{runtime,period}); runtime 0 disables it.
   sim::Time fair_server_runtime_ns = 50000000;

@@ -98,6 +98,8 @@ KernelImpl::~KernelImpl() = default;
 int KernelImpl::create_process(const std::string& name) {
   const int tgid = next_pid_++;
   process_names_.emplace_back(tgid, name);
+  // kthreadd and its kernel threads are in init's session, whose autogroup is the root.
+  process_sessions_.emplace_back(tgid, name == "kthreadd" ? -1 : current_session_);
   auto mm = std::make_unique<mm_struct>();
   mm->tgid = tgid;
   mms.push_back(std::move(mm));
@@ -121,7 +123,52 @@ std::string KernelImpl::validate_attr(const TaskAttr& attr) const {
     if (c < 0 || c >= nr_cpus())
       return "cpus: CPU " + std::to_string(c) + " does not exist (the machine has " +
              std::to_string(nr_cpus()) + ")";
+  if (attr.group < 0 || attr.group > static_cast<int>(task_groups.size()))
+    return "group: no task group " + std::to_string(attr.group);
   return "";
+}
+
+int KernelImpl::create_task_group(const std::string& path, int parent) {
+  assert(parent >= 0 && parent <= static_cast<int>(task_groups.size()));
+  auto tg = std::make_unique<task_group>();
+  tg->id = static_cast<int>(task_groups.size()) + 1;
+  tg->path = path;
+  alloc_fair_sched_group(this, tg.get(), parent ? task_groups[static_cast<size_t>(parent - 1)].get() : nullptr);
+  task_groups.push_back(std::move(tg));
+  return task_groups.back()->id;
+}
+
+int KernelImpl::task_group_at(const std::string& path) {
+  int parent = 0;
+  for (size_t at = 1; at <= path.size();) {
+    size_t end = path.find('/', at);
+    if (end == std::string::npos) end = path.size();
+    if (end > at) {
+      const std::string prefix = path.substr(0, end);
+      int found = 0;
+      for (const auto& tg : task_groups)
+        if (tg->path == prefix) found = tg->id;
+      parent = found ? found : create_task_group(prefix, parent);
+    }
+    at = end + 1;
+  }
+  return parent;
+}
+
+void KernelImpl::set_task_group_shares(int id, unsigned long shares) {
+  assert(id >= 1 && id <= static_cast<int>(task_groups.size()));
+  sched_group_set_shares(this, task_groups[static_cast<size_t>(id - 1)].get(),
+                         std::clamp(shares, MIN_SHARES, MAX_SHARES));
+}
+
+std::vector<TaskGroupStats> KernelImpl::task_group_stats() const {
+  std::vector<TaskGroupStats> out;
+  for (const auto& tg : task_groups) out.push_back({tg->id, tg->path, tg->usage_ns});
+  // Children come after their parents: add each group's usage to its ancestors, last first.
+  for (size_t i = task_groups.size(); i-- > 0;)
+    for (const task_group* a = task_groups[i]->parent; a; a = a->parent)
+      out[static_cast<size_t>(a->id - 1)].usage_ns += task_groups[i]->usage_ns;
+  return out;
 }
 
 // A fork by a parent off the machine (the launcher's own start, and every thread under
@@ -147,6 +194,10 @@ std::unique_ptr<task_struct> KernelImpl::alloc_task(int tgid, const TaskAttr& at
   p->cpus_mask.assign(nr_cpus(), attr.cpus.empty() ? 1 : 0);
   for (int c : attr.cpus) p->cpus_mask[c] = 1;
   p->nr_cpus_allowed = static_cast<int>(std::count(p->cpus_mask.begin(), p->cpus_mask.end(), 1));
+  if (const int group = attr.group ? attr.group : current_group_)
+    p->sched_task_group = task_groups[static_cast<size_t>(group - 1)].get();
+  else
+    p->sched_task_group = autogroup_task_group(tgid);
   __set_task_cpu(p.get(), attr.cpus.empty() ? 0 : attr.cpus.front());
   p->__state = TASK_RUNNING;
   set_load_weight(p.get());
@@ -291,6 +342,16 @@ bool Kernel::user_cmpxchg(UserWord* w, int64_t expected, int64_t desired) {
 int64_t Kernel::user_fetch_add(UserWord* w, int64_t delta) { return impl(this)->user_fetch_add(w, delta); }
 const std::string& Kernel::process_name(int tgid) const { return impl(this)->process_name(tgid); }
 KernelStats Kernel::snapshot() const { return impl(this)->snapshot(); }
+int Kernel::create_task_group(const std::string& path, int parent) {
+  return impl(this)->create_task_group(path, parent);
+}
+void Kernel::set_task_group_shares(int id, unsigned long shares) { impl(this)->set_task_group_shares(id, shares); }
+int Kernel::task_group_at(const std::string& path) { return impl(this)->task_group_at(path); }
+void Kernel::use_task_group(int id) { impl(this)->use_task_group(id); }
+int Kernel::setsid() { return impl(this)->setsid(); }
+void Kernel::use_session(int sid) { impl(this)->use_session(sid); }
+int Kernel::session_of(int tgid) const { return impl(this)->session_of(tgid); }
+void Kernel::set_autogroup_nice(int sid, int nice) { impl(this)->set_autogroup_nice(sid, nice); }
 int Kernel::add_netdev(const NicRxQueueAttr& attr) { return netdev_add(impl(this), attr); }
 std::string Kernel::validate_netdev(const NicRxQueueAttr& attr) const {
   return validate_nic_attr(*impl(this), attr);

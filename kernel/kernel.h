@@ -30,6 +30,8 @@ struct TaskAttr {
   // The latency_sensi_flag patch's per-task flag, set from the start (as a sched_setattr()
   // with SCHED_FLAG_LATENCY_SENSITIVE would); needs a kernel carrying the patch.
   bool latency_sensitive = false;
+  // The task group the thread runs in (Kernel::create_task_group()); 0 = the root group.
+  int group = 0;
 };
 
 class Kernel {
@@ -55,6 +57,25 @@ class Kernel {
                     sim::Time start = 0);
   // "" if attr is acceptable on this machine, else a one-line error naming the field.
   std::string validate_attr(const TaskAttr& attr) const;
+
+  // Task groups (CONFIG_FAIR_GROUP_SCHED). Creates a group named `path` below group
+  // `parent` (0 = the root group, else an id returned before) and returns its id (>= 1).
+  int create_task_group(const std::string& path, int parent = 0);
+  // tg->shares of group `id`: its weight against its siblings (1024 = nice 0 = cpu.weight
+  // 100), MIN_SHARES..MAX_SHARES; the group's entities are re-weighed at once.
+  void set_task_group_shares(int id, unsigned long shares);
+  // The group at cgroup path `path` ("/a/b"), created with its missing ancestors; its id.
+  int task_group_at(const std::string& path);
+  // Threads created with TaskAttr::group 0 go to group `id` (0 = the root group) from now on.
+  void use_task_group(int id);
+  // Sessions and autogroup (kernel/sched/autogroup.cc). Processes are created in the current
+  // session: 0, the scenario's, until setsid() starts a new one (returned) for the processes
+  // created after it; use_session() goes back to one.
+  int setsid();
+  void use_session(int sid);
+  int session_of(int tgid) const;
+  // The session's autogroup nice (-20..19): its group's shares as a task of that nice.
+  void set_autogroup_nice(int sid, int nice);
 
   // Adds a NIC with one receive queue (kernel/net/): its flows' packets arrive from the
   // start of the run. Returns its index in KernelStats::netdevs. REQUIRES: validated.

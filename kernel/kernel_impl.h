@@ -44,6 +44,15 @@ class KernelImpl final : public Kernel {
   int64_t user_fetch_add(UserWord* w, int64_t delta);
   const std::string& process_name(int tgid) const;
   KernelStats snapshot() const;  // kernel/stats.cc
+  int create_task_group(const std::string& path, int parent = 0);  // kernel/sched/fair_group.cc
+  void set_task_group_shares(int id, unsigned long shares);
+  int task_group_at(const std::string& path);
+  void use_task_group(int id) { current_group_ = id; }
+  std::vector<TaskGroupStats> task_group_stats() const;
+  int setsid();  // kernel/sched/autogroup.cc
+  void use_session(int sid) { current_session_ = sid; }
+  int session_of(int tgid) const;
+  void set_autogroup_nice(int sid, int nice);
 
   rq* rq_of(int cpu) { return rqs_[cpu].get(); }
   sim::Engine* engine() { return engine_; }
@@ -87,6 +96,7 @@ class KernelImpl final : public Kernel {
   }
   sim::Time line_transfer_ns(int a, int b) const { return line_ns[line_distance(a, b)]; }
   std::vector<std::unique_ptr<struct mm_struct>> mms;
+  std::vector<std::unique_ptr<task_group>> task_groups;  // ids 1.., parents before children
   std::vector<task_struct*> balance_scratch;        // detach_tasks() candidates
   // Per CPU, what load balancing and idle-CPU searches read of every CPU of a domain, again
   // and packed (simulator-only): update_sg_lb_stats() and available_idle_cpu() loop over up
@@ -121,6 +131,12 @@ class KernelImpl final : public Kernel {
  private:
   std::vector<std::unique_ptr<rq>> rqs_;
   bool has_threads(int tgid) const;
+  int current_session_ = 0, last_session_ = 0;
+  int current_group_ = 0;
+  std::vector<std::pair<int, int>> process_sessions_;  // (tgid, session); -1 = init's
+  std::vector<std::pair<int, int>> autogroups_;        // (session, task group id)
+  int autogroup_of_session(int sid);
+  task_group* autogroup_task_group(int tgid);
 
   std::vector<std::unique_ptr<task_struct>> tasks_;
   std::vector<std::unique_ptr<task_struct>> idle_tasks_;

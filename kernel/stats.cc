@@ -81,6 +81,7 @@ KernelStats KernelImpl::snapshot() const {
     for (const auto& t : tasks_) sum += t->slice.*c.member;
     s.slice_ext_totals.push_back({c.metric_name, c.help, sum});
   }
+  s.groups = task_group_stats();
   for (int d = 0; d < netdev_count(*this); ++d) s.netdevs.push_back(netdev_rx_stats(*this, d));
   s.mm_cid = mm_cid_snapshot(*this);
   s.warnings = warnings_;

@@ -59,6 +59,13 @@ struct CpuStats {
   int ksoftirqd_pid = 0;
 };
 
+// What a task group's tasks and its descendants' ran (cgroup cpu.stat usage_usec).
+struct TaskGroupStats {
+  int id = 0;
+  std::string path;
+  uint64_t usage_ns = 0;
+};
+
 // Invariant violations the model survived in a run.
 struct Warnings {
   uint64_t count = 0;
@@ -92,6 +99,7 @@ struct KernelStats {
   // The design's run-wide counters, summed over tasks (7.0 sums per-CPU counters the same way
   // in debugfs rseq/stats), in the design's order.
   std::vector<StatCounter> slice_ext_totals;
+  std::vector<TaskGroupStats> groups;  // in creation order (ids 1..)
   std::vector<NetRxStats> netdevs;  // NIC receive queues, in the order they were added
   mm_cid_report mm_cid;  // with mm_cid.sample_ms > 0 (mm_cid_report::on)
   Warnings warnings;

@@ -99,10 +99,45 @@ std::string cost_error(const std::string& err) {
   return err.rfind(reader, 0) == 0 ? "machine." + err.substr(reader.size()) : err;
 }
 
+std::string parse_session(const std::string& key, const std::string& value, bool* own) {
+  if (value != "shared" && value != "own")
+    return key + ": expected shared or own (got '" + value + "')";
+  *own = value == "own";
+  return "";
+}
+
+// `cgroup` and `cpu.weight` of a workload (`name` is the key as the error names it).
+bool is_cgroup_key(const std::string& k) { return k == "cgroup" || k == "cpu.weight"; }
+std::string parse_cgroup_key(const std::string& k, const std::string& name, const std::string& value,
+                             std::string* cgroup, long* weight) {
+  if (k == "cgroup") {
+    if (value.empty() || value[0] != '/')
+      return name + ": must be an absolute cgroup path like /batch/a (got '" + value + "')";
+    *cgroup = value;
+    return "";
+  }
+  long long n = 0;
+  // cpu_weight_write_u64(): CGROUP_WEIGHT_MIN..CGROUP_WEIGHT_MAX.
+  if (!kernel::parse_int(value, &n) || n < 1 || n > 10000)
+    return name + ": must be an integer in 1..10000 (got '" + value + "')";
+  *weight = static_cast<long>(n);
+  return "";
+}
+
+// Places the threads created next in `cgroup` with its weight (sched_weight_from_cgroup():
+// weight x 1024 / 100, rounded to nearest), or in the root group.
+void enter_cgroup(kernel::Kernel& k, const std::string& cgroup, long weight) {
+  const int id = cgroup.empty() ? 0 : k.task_group_at(cgroup);
+  if (id && weight) k.set_task_group_shares(id, static_cast<unsigned long>((weight * 1024 + 50) / 100));
+  k.use_task_group(id);
+}
+
 }  // namespace
 
 std::string set_key(Experiment* e, const std::string& key, const std::string& value) {
   long long n = 0;
+  if (key == "session") return parse_session(key, value, &e->own_session);
+  if (is_cgroup_key(key)) return parse_cgroup_key(key, key, value, &e->cgroup, &e->cpu_weight);
   if (key == "workload") {
     if (!workloads::find_workload(value)) return "workload: unknown workload '" + value + "' (see: schedlab list)";
     e->workload = value;
@@ -160,7 +195,18 @@ std::string add_also(Experiment* e, const std::string& spec) {
       const std::string kv = spec.substr(start, comma - start);
       const size_t eq = kv.find('=');
       if (eq == std::string::npos || eq == 0) return "also: expected key=value in '" + spec + "'";
-      x.params[kv.substr(0, eq)] = kv.substr(eq + 1);
+      if (kv.substr(0, eq) == "session") {
+        if (std::string err = parse_session("also." + x.workload + ".session", kv.substr(eq + 1), &x.own_session);
+            !err.empty())
+          return err;
+      } else if (is_cgroup_key(kv.substr(0, eq))) {
+        if (std::string err = parse_cgroup_key(kv.substr(0, eq), "also." + x.workload + "." + kv.substr(0, eq),
+                                               kv.substr(eq + 1), &x.cgroup, &x.cpu_weight);
+            !err.empty())
+          return err;
+      } else {
+        x.params[kv.substr(0, eq)] = kv.substr(eq + 1);
+      }
       start = comma + 1;
     }
   }
@@ -305,6 +351,10 @@ std::string validate(const Experiment& e) {
     std::map<std::string, std::string> xp;
     if (std::string err = build_params(tmp, *xw, &xp); !err.empty()) return "also: " + err;
   }
+  if (e.cpu_weight && e.cgroup.empty()) return "cpu.weight: needs a cgroup (the root cgroup has no cpu.weight)";
+  for (const ExtraWorkload& x : e.also)
+    if (x.cpu_weight && x.cgroup.empty())
+      return "also." + x.workload + ".cpu.weight: needs a cgroup (the root cgroup has no cpu.weight)";
   kernel::KernelConfig cfg;
   if (std::string err = build_config(e, params, &cfg); !err.empty()) return err;
   return kernel::validate_config_machine(cfg, m.topo.nr_cpus);
@@ -328,7 +378,11 @@ std::string run(const Experiment& e, report::Results* out, const Progress& progr
   // The rest of the system first: it runs before the scenario's threads are forked.
   if (std::string err = workloads::spawn_background(k, e.seed ^ 0xb4c6b0d1ULL); !err.empty()) return err;
   std::unique_ptr<workloads::Workload> w = info->make();
+  if (e.own_session) k.setsid();
+  enter_cgroup(k, e.cgroup, e.cpu_weight);
   if (std::string err = w->setup(k, workloads::Params(params), e.seed); !err.empty()) return err;
+  k.use_session(0);
+  k.use_task_group(0);
   std::vector<std::unique_ptr<workloads::Workload>> extras;
   std::map<std::string, std::string> echo = params;
   for (size_t i = 0; i < e.also.size(); ++i) {
@@ -342,8 +396,12 @@ std::string run(const Experiment& e, report::Results* out, const Progress& progr
     extras.push_back(xi->make());
     // Its own random streams: a different seed per extra workload.
     const uint64_t seed = e.seed ^ (0x9e3779b97f4a7c15ULL * (i + 1));
+    if (x.own_session) k.setsid();
+    enter_cgroup(k, x.cgroup, x.cpu_weight);
     if (std::string err = extras.back()->setup(k, workloads::Params(xp), seed); !err.empty())
       return "also " + x.workload + ": " + err;
+    k.use_session(0);
+    k.use_task_group(0);
   }
   k.start();
   constexpr int kSteps = 100;

@@ -20,6 +20,9 @@ namespace scenario {
 struct ExtraWorkload {
   std::string workload;
   std::map<std::string, std::string> params;
+  bool own_session = false;  // `session=own`: started in a new session (setsid)
+  std::string cgroup;        // `cgroup=/a/b`: its threads' cgroup ("" = the root)
+  long cpu_weight = 0;       // `cpu.weight` of that cgroup (0 = left at 100)
 };
 
 struct Experiment {
@@ -35,6 +38,16 @@ struct Experiment {
   // Machine cost overrides (`machine.KEY`, a scenario's [costs]), applied after loading.
   std::vector<std::pair<std::string, std::string>> machine_costs;
   std::vector<ExtraWorkload> also;
+  // `session`: "shared" (the default), the workload's processes are in the scenario's
+  // session; "own", in a new one (setsid), which gets an autogroup of its own when
+  // sched_autogroup_enabled is set. Also a key of each `also` (`--also hog:session=own`).
+  bool own_session = false;
+  // `cgroup`: an absolute cgroup path the workload's threads run in (created with its
+  // ancestors; "" = the root cgroup), and `cpu.weight` (1..10000, default 100) of it: the
+  // cgroup v2 cpu controller's weight, tg->shares = weight x 1024 / 100. Also keys of each
+  // `also` (`--also hog:cgroup=/batch,cpu.weight=50`).
+  std::string cgroup;
+  long cpu_weight = 0;
 };
 
 // Adds a workload to run alongside: "NAME" or "NAME:key=value,key=value".

@@ -27,6 +27,8 @@ static const uint32_t sched_prio_to_wmult[40] = {
     10153587,  12820798,  15790321,  19976592,  24970740,  31350126,  39045157,  49367440,
     61356676,  76695844,  95443717,  119304647, 148102320, 186737708, 238609294, 286331153};
 
+unsigned long nice_to_weight(int nice) { return sched_prio_to_weight[nice + 20]; }
+
 void set_load_weight(task_struct* p, bool update_load) {
   load_weight lw;
   if (p->policy == SCHED_IDLE) {  // task_has_idle_policy()
@@ -98,8 +100,7 @@ bool available_idle_cpu(KernelImpl* k, int cpu) {
 }
 
 unsigned nr_running_with_delayed(const rq* rq) {
-  // With task groups this needs h_nr_queued: nr_queued counts one level's entities.
-  return rq->nr_running + (rq->cfs.nr_queued - rq->cfs.h_nr_runnable);
+  return rq->nr_running + (rq->cfs.h_nr_queued - rq->cfs.h_nr_runnable);
 }
 
 bool sched_idle_rq(const rq* rq) {
@@ -231,10 +232,22 @@ void deactivate_task(rq* rq, task_struct* p, int flags) {
   p->sched_class->dequeue_task(rq, p, flags);
 }
 
+cfs_rq* task_group_cfs_rq(const task_struct* p, int cpu) {
+  if (const task_group* tg = p->sched_task_group) return tg->cfs_rq[static_cast<size_t>(cpu)];
+  return &p->kern->rq_of(cpu)->cfs;
+}
+
 void __set_task_cpu(task_struct* p, int cpu) {
   p->cpu = cpu;
-  p->se.cfs_rq = &p->kern->rq_of(cpu)->cfs;  // set_task_rq(): the root group's cfs_rq there
-  p->slice.ids_changed = true;               // rseq_sched_set_ids_changed()
+  // set_task_rq(): the task's group's runqueue there, below the group's entity there.
+  if (task_group* tg = p->sched_task_group) {
+    p->se.cfs_rq = tg->cfs_rq[static_cast<size_t>(cpu)];
+    p->se.parent = tg->se[static_cast<size_t>(cpu)];
+    p->se.depth = p->se.parent->depth + 1;
+  } else {
+    p->se.cfs_rq = &p->kern->rq_of(cpu)->cfs;
+  }
+  p->slice.ids_changed = true;  // rseq_sched_set_ids_changed()
 }
 
 void set_task_cpu(task_struct* p, int cpu) {
@@ -367,6 +380,10 @@ void wake_up_new_task(KernelImpl* k, task_struct* p, bool as_fair_child) {
 // put_prev_set_next_task(): hand the CPU's class state from prev to next.
 static task_struct* put_prev_set_next_task(rq* rq, task_struct* prev, task_struct* next) {
   if (next != prev) {
+    if (prev->sched_class == &fair_sched_class && next->sched_class == &fair_sched_class) {
+      put_prev_set_next_fair(rq, prev, next);
+      return next;
+    }
     prev->sched_class->put_prev_task(rq, prev);
     next->sched_class->set_next_task(rq, next, true);
   }

@@ -18,12 +18,22 @@ namespace kernel {
 
 static void update_curr_fair(rq* rq) { update_curr(cfs_rq_of(&rq->curr->se)); }
 
+static void update_cfs_group(sched_entity* se);
+static void set_next_buddy(sched_entity* se);
+
+// se_update_runnable(): a group entity's runnable weight is its runqueue's runnable tasks.
+static inline void se_update_runnable(sched_entity* se) {
+  if (!entity_is_task(se)) se->runnable_weight = group_cfs_rq(se)->h_nr_runnable;
+}
+
 static void enqueue_entity(cfs_rq* cfs, sched_entity* se, int flags) {
   const bool curr = cfs->curr == se;
   if (flags & ENQUEUE_MIGRATED) se->exec_start = 0;  // migrated: no longer cache hot
   if (curr) place_entity(cfs, se, flags);
   update_curr(cfs);
   update_load_avg(cfs, se, UPDATE_TG | DO_ATTACH);
+  se_update_runnable(se);
+  update_cfs_group(se);  // a group entity's weight follows its runqueue's new load
   if (!curr) place_entity(cfs, se, flags);
   cfs->load += se->load.weight;
   if (entity_is_task(se)) se->cfs_tasks_seq = ++rq_of(cfs)->k->cfs_tasks_clock;  // list_add()
@@ -46,9 +56,11 @@ static void clear_delayed(sched_entity* se) {
   for_each_sched_entity(se) cfs_rq_of(se)->h_nr_runnable++;
 }
 
-// requeue_delayed_entity(): a delayed (still queued) task is woken in place. DELAY_ZERO:
-// positive lag it earned while delayed is dropped and it is placed again.
-static void requeue_delayed_entity(cfs_rq* cfs, sched_entity* se) {
+// requeue_delayed_entity(): a delayed (still queued) entity is woken in place: a task, or
+// the entity of a group a task is enqueued into. DELAY_ZERO: positive lag it earned while
+// delayed is dropped and it is placed again.
+static void requeue_delayed_entity(sched_entity* se) {
+  cfs_rq* cfs = cfs_rq_of(se);
   rq* rq = rq_of(cfs);
   if (feat(rq, __SCHED_FEAT_DELAY_ZERO)) {
     update_entity_lag(cfs, se);
@@ -63,8 +75,6 @@ static void requeue_delayed_entity(cfs_rq* cfs, sched_entity* se) {
   }
   update_load_avg(cfs, se, 0);
   clear_delayed(se);
-  add_nr_running(rq, 1);
-  if (rq->cfs.h_nr_runnable == 1) dl_server_start(rq);
 }
 
 // hrtick_start_fair(): with sched_feat(HRTICK), time the end of curr's slice exactly instead
@@ -89,30 +99,51 @@ static void hrtick_update(rq* rq) {
 // enqueue_task_fair(): queue the task's entity, then each group entity above it that is not
 // queued yet (a group becomes runnable with its first task), and count the task as
 // runnable at every level.
+// A group entity serves its runqueue's shortest request: it takes the smallest slice queued
+// below it (6.12+, "Propagate min_slice up the cgroup hierarchy").
 static void enqueue_task_fair(rq* rq, task_struct* p, int flags) {
   sched_entity* se = &p->se;
   // The task's estimate joins the CPU's; a delayed task's left when it was delayed and
   // comes back when it is woken (ENQUEUE_DELAYED).
   if (!se->sched_delayed || (flags & ENQUEUE_DELAYED)) util_est_enqueue(&rq->cfs, p);
   if (flags & ENQUEUE_DELAYED) {
-    requeue_delayed_entity(cfs_rq_of(se), se);
+    requeue_delayed_entity(se);
+    add_nr_running(rq, 1);
+    if (rq->cfs.h_nr_runnable == 1) dl_server_start(rq);
     return;
   }
   const unsigned h_nr_idle = p->policy == SCHED_IDLE;  // task_has_idle_policy()
   // A delayed task put back after a change (ENQUEUE_RESTORE, e.g. set_user_nice()) stays
   // delayed: queued again but not runnable (task_new && se->sched_delayed).
   const unsigned h_nr_runnable = !(flags & ENQUEUE_WAKEUP) && se->sched_delayed ? 0 : 1;
+  u64 slice = 0;
   for_each_sched_entity(se) {
-    if (se->on_rq) break;
+    if (se->on_rq) {
+      if (se->sched_delayed) requeue_delayed_entity(se);  // a delayed group entity
+      break;
+    }
     cfs_rq* cfs = cfs_rq_of(se);
+    if (slice) {
+      se->slice = slice;
+      se->custom_slice = true;
+    }
     enqueue_entity(cfs, se, flags);
+    slice = cfs_rq_min_slice(cfs);
     cfs->h_nr_runnable += h_nr_runnable;
+    cfs->h_nr_queued++;
     cfs->h_nr_idle += h_nr_idle;
     flags = ENQUEUE_WAKEUP;
   }
   for_each_sched_entity(se) {
-    cfs_rq_of(se)->h_nr_runnable += h_nr_runnable;
-    cfs_rq_of(se)->h_nr_idle += h_nr_idle;
+    cfs_rq* cfs = cfs_rq_of(se);
+    update_load_avg(cfs, se, UPDATE_TG);
+    se_update_runnable(se);
+    update_cfs_group(se);
+    se->slice = slice;
+    slice = cfs_rq_min_slice(cfs);
+    cfs->h_nr_runnable += h_nr_runnable;
+    cfs->h_nr_queued++;
+    cfs->h_nr_idle += h_nr_idle;
   }
   if (!h_nr_runnable) return;  // (rq->nr_running leaves out delayed tasks here)
   add_nr_running(rq, 1);
@@ -128,19 +159,22 @@ static bool dequeue_entity(cfs_rq* cfs, sched_entity* se, int flags) {
   update_curr(cfs);
   clear_buddies(cfs, se);  // before a delay: ->next is never a delayed entity
   if (!(flags & DEQUEUE_DELAYED)) {
-    // Only task entities are delayed here; Linux delays group entities too (left for the
-    // task groups, with the rest of dequeue_entities()' group handling).
-    const bool delay = sleep && !(flags & DEQUEUE_SPECIAL) && entity_is_task(se);
+    // A group entity whose runqueue emptied is delayed as a task is (it stays queued,
+    // with nothing below it, until picked or until a task is enqueued below it again).
+    const bool delay = sleep && !(flags & DEQUEUE_SPECIAL);
     if (feat(rq, __SCHED_FEAT_DELAY_DEQUEUE) && delay && !entity_eligible(cfs, se)) {
       update_load_avg(cfs, se, 0);
       set_delayed(se);
-      sub_nr_running(rq, 1);
-      if (!rq->cfs.h_nr_runnable) dl_server_stop(rq);
+      if (entity_is_task(se)) {
+        sub_nr_running(rq, 1);
+        if (!rq->cfs.h_nr_runnable) dl_server_stop(rq);
+      }
       return false;
     }
   }
   // A task leaving by migration takes its load with it.
   update_load_avg(cfs, se, UPDATE_TG | (entity_is_task(se) && (flags & DEQUEUE_MIGRATING) ? DO_DETACH : 0));
+  se_update_runnable(se);
   update_entity_lag(cfs, se);
   if (feat(rq, __SCHED_FEAT_PLACE_REL_DEADLINE) && !sleep) {
     se->deadline -= se->vruntime;
@@ -150,6 +184,7 @@ static bool dequeue_entity(cfs_rq* cfs, sched_entity* se, int flags) {
   se->on_rq = false;
   cfs->load -= se->load.weight;
   cfs->nr_queued--;
+  update_cfs_group(se);
   if (flags & DEQUEUE_DELAYED) {
     se->sched_delayed = false;
     if (feat(rq, __SCHED_FEAT_DELAY_ZERO) && se->vlag > 0) se->vlag = 0;
@@ -161,27 +196,47 @@ static bool dequeue_entity(cfs_rq* cfs, sched_entity* se, int flags) {
 // it leaves empty. Returns -1 if DELAY_DEQUEUE keeps the task queued, 1 when dequeued. A
 // task already delayed was counted out of the runnable tasks when it was delayed; its final
 // dequeue (DEQUEUE_DELAYED, from the pick) also does what block_task() skipped.
+// A group entity's own dequeue (picked while delayed) counts no task. A task sleeping
+// within a group that stays queued makes that group the next buddy, so the next pick
+// likely stays in the group (cheaper put/set of the hierarchy).
 static int dequeue_entities(rq* rq, sched_entity* se, int flags) {
   task_struct* p = entity_is_task(se) ? task_of(se) : nullptr;
   const bool was_sched_idle = sched_idle_rq(rq);
+  const bool task_sleep = flags & DEQUEUE_SLEEP;
   const bool task_delayed = flags & DEQUEUE_DELAYED;
-  const int h_nr_runnable = se->sched_delayed ? 0 : 1;
+  const unsigned h_nr_runnable = p && !se->sched_delayed ? 1 : 0;
+  const unsigned h_nr_queued = p ? 1 : 0;
   const unsigned h_nr_idle = p && p->policy == SCHED_IDLE;
+  u64 slice = 0;
   for_each_sched_entity(se) {
     cfs_rq* cfs = cfs_rq_of(se);
-    if (!dequeue_entity(cfs, se, flags)) return -1;
+    if (!dequeue_entity(cfs, se, flags)) {
+      if (p && &p->se == se) return -1;
+      slice = cfs_rq_min_slice(cfs);  // a group entity stays queued, delayed
+      break;
+    }
     cfs->h_nr_runnable -= h_nr_runnable;
+    cfs->h_nr_queued -= h_nr_queued;
     cfs->h_nr_idle -= h_nr_idle;
     if (cfs->load) {  // the parent has other entities besides us: it stays queued
+      slice = cfs_rq_min_slice(cfs);
       se = parent_entity(se);
+      if (task_sleep && se) set_next_buddy(se);
       break;
     }
     flags |= DEQUEUE_SLEEP;
     flags &= ~(DEQUEUE_DELAYED | DEQUEUE_SPECIAL);
   }
   for_each_sched_entity(se) {
-    cfs_rq_of(se)->h_nr_runnable -= h_nr_runnable;
-    cfs_rq_of(se)->h_nr_idle -= h_nr_idle;
+    cfs_rq* cfs = cfs_rq_of(se);
+    update_load_avg(cfs, se, UPDATE_TG);
+    se_update_runnable(se);
+    update_cfs_group(se);
+    se->slice = slice;
+    slice = cfs_rq_min_slice(cfs);
+    cfs->h_nr_runnable -= h_nr_runnable;
+    cfs->h_nr_queued -= h_nr_queued;
+    cfs->h_nr_idle -= h_nr_idle;
   }
   if (h_nr_runnable) sub_nr_running(rq, 1);
   if (!rq->cfs.h_nr_runnable) dl_server_stop(rq);  // the last runnable fair task left
@@ -248,6 +303,29 @@ again:
     cfs = group_cfs_rq(se);
   } while (cfs);
   return task_of(se);
+}
+
+// pick_next_task_fair()'s hand-over between two fair tasks: only the levels where prev's and
+// next's entities differ are put back and set (is_same_group()); the common ancestors
+// keep running. With every task in the root group that is one put and one set.
+void put_prev_set_next_fair(rq* rq, task_struct* prev, task_struct* p) {
+  sched_entity* se = &p->se;
+  sched_entity* pse = &prev->se;
+  while (cfs_rq_of(se) != cfs_rq_of(pse)) {
+    const int se_depth = se->depth, pse_depth = pse->depth;
+    if (se_depth <= pse_depth) {
+      put_prev_entity(cfs_rq_of(pse), pse);
+      pse = parent_entity(pse);
+    }
+    if (se_depth >= pse_depth) {
+      set_next_entity(cfs_rq_of(se), se, true);
+      se = parent_entity(se);
+    }
+  }
+  put_prev_entity(cfs_rq_of(se), pse);
+  set_next_entity(cfs_rq_of(se), se, true);
+  if (p->on_rq) p->se.cfs_tasks_seq = ++rq->k->cfs_tasks_clock;  // __set_next_task_fair()
+  hrtick_start_fair(rq, p);
 }
 
 static void put_prev_task_fair(rq* /*rq*/, task_struct* p) {
@@ -416,6 +494,7 @@ static void reweight_entity(cfs_rq* cfs, sched_entity* se, unsigned long weight)
       vprot = se->vprot - se->vruntime;
       rel_vprot = true;
     }
+    cfs->nr_queued--;  // placed again below as if joining the others
     if (!curr) __dequeue_entity(cfs, se);
     cfs->load -= se->load.weight;
   }
@@ -436,8 +515,49 @@ static void reweight_entity(cfs_rq* cfs, sched_entity* se, unsigned long weight)
     place_entity(cfs, se, 0);
     if (rel_vprot) se->vprot = se->vruntime + vprot;
     if (!curr) __enqueue_entity(cfs, se);
+    cfs->nr_queued++;
   }
   lb_view_update_pelt(rq_of(cfs));
+}
+
+// calc_group_shares(): the weight of a group's entity on one CPU, the group's shares split
+// by this CPU's part of the group's load:
+//   shares * load / (tg->load_avg - this runqueue's last contribution + load),
+//   load = max(the runqueue's weight, its load_avg),
+// clamped to MIN_SHARES .. shares. Weights here are scale_load_down()'d (1024 = nice 0), so
+// the entity's weight has Linux's resolution divided by 1024 and MIN_SHARES (2, unscaled in
+// Linux) is 2 here: the floor __update_inv_weight() gives any weight anyway.
+static unsigned long calc_group_shares(cfs_rq* cfs) {
+  const task_group* tg = cfs->tg;
+  const long tg_shares = static_cast<long>(tg->shares);
+  const long load = static_cast<long>(std::max<unsigned long>(cfs->load, cfs->avg.load_avg));
+  long tg_weight = tg->load_avg;
+  tg_weight -= cfs->tg_load_avg_contrib;
+  tg_weight += load;
+  long shares = tg_shares * load;
+  if (tg_weight) shares /= tg_weight;
+  return static_cast<unsigned long>(std::clamp<long>(shares, MIN_SHARES, tg_shares));
+}
+
+// update_cfs_group(): a group entity takes the weight its runqueue's load gives it now.
+static void update_cfs_group(sched_entity* se) {
+  cfs_rq* gcfs = group_cfs_rq(se);
+  if (!gcfs) return;
+  const unsigned long shares = calc_group_shares(gcfs);
+  if (se->load.weight != shares) reweight_entity(cfs_rq_of(se), se, shares);
+}
+
+void sched_group_set_shares(KernelImpl* k, task_group* tg, unsigned long shares) {
+  tg->shares = shares;
+  for (int cpu = 0; cpu < k->nr_cpus(); ++cpu) {
+    rq* rq = k->rq_of(cpu);
+    update_rq_clock(rq);
+    // __sched_group_set_shares(): every level above the group's entity on each CPU.
+    for (sched_entity* se = tg->se[static_cast<size_t>(cpu)]; se; se = parent_entity(se)) {
+      update_load_avg(cfs_rq_of(se), se, UPDATE_TG);
+      update_cfs_group(se);
+    }
+  }
 }
 
 // reweight_task_fair(): set_load_weight(p, true) for a fair task.
@@ -465,6 +585,7 @@ static void entity_tick(cfs_rq* cfs, sched_entity* curr, int queued) {
   assert(cfs->curr == curr && "the tick charges the running entity");
   update_curr(cfs);
   update_load_avg(cfs, curr, UPDATE_TG);
+  update_cfs_group(curr);
   if (queued) resched_curr_lazy(rq_of(cfs));
 }
 

@@ -30,7 +30,7 @@ bool can_migrate_task(KernelImpl* k, task_struct* p, const lb_env& env) {
   // Not in 6.12 (v6.18's can_migrate_task() has it).
   if (k->cfg_.version != KernelVersion::V6_12 && !env.sd->nr_balance_failed &&
       k->cfg_.feat(__SCHED_FEAT_PLACE_LAG) &&
-      env.dst_rq->cfs.nr_queued && !entity_eligible(cfs_rq_of(&p->se), &p->se))
+      task_group_cfs_rq(p, env.dst_cpu)->nr_queued && !entity_eligible(cfs_rq_of(&p->se), &p->se))
     return false;
   if (p->on_cpu) return false;
   if (env.active) return true;
@@ -41,14 +41,25 @@ bool can_migrate_task(KernelImpl* k, task_struct* p, const lb_env& env) {
   return since >= k->cfg_.migration_cost_ns;
 }
 
-// rq->cfs_tasks from its tail (the task least recently enqueued or picked): with every task
-// in the root group the queued ones are the timeline, in that order by their cfs_tasks_seq
-// stamps. Fills the kernel's scratch vector (no allocation per balance) and returns it.
+// The queued, not running tasks below cfs: its timeline's, and those in the runqueues of
+// its group entities (the running one's too: its other entities are queued).
+void queued_tasks(cfs_rq* cfs, std::vector<task_struct*>* out) {
+  for (sched_entity* se : cfs->timeline) {
+    if (entity_is_task(se))
+      out->push_back(task_of(se));
+    else
+      queued_tasks(group_cfs_rq(se), out);
+  }
+  if (cfs->curr && !entity_is_task(cfs->curr)) queued_tasks(group_cfs_rq(cfs->curr), out);
+}
+
+// rq->cfs_tasks from its tail (the task least recently enqueued or picked): the queued tasks
+// at every level of the hierarchy, in that order by their cfs_tasks_seq stamps. Fills the
+// kernel's scratch vector (no allocation per balance) and returns it.
 std::vector<task_struct*>& cfs_tasks_from_tail(rq* rq) {
   std::vector<task_struct*>& cand = rq->k->balance_scratch;
   cand.clear();
-  for (sched_entity* se : rq->cfs.timeline)
-    if (entity_is_task(se)) cand.push_back(task_of(se));
+  queued_tasks(&rq->cfs, &cand);
   std::sort(cand.begin(), cand.end(), [](task_struct* a, task_struct* b) {
     return a->se.cfs_tasks_seq < b->se.cfs_tasks_seq;
   });

@@ -86,7 +86,7 @@ static u64 cfs_rq_max_slice(cfs_rq* cfs) {
   return m;
 }
 
-static u64 cfs_rq_min_slice(cfs_rq* cfs) {
+u64 cfs_rq_min_slice(cfs_rq* cfs) {
   u64 m = (cfs->curr && cfs->curr->on_rq) ? cfs->curr->slice : ~0ULL;
   for (const sched_entity* se : cfs->timeline) m = std::min(m, se->slice);
   return m;
@@ -225,8 +225,12 @@ void update_curr(cfs_rq* cfs) {
   curr->sum_exec_runtime += static_cast<u64>(delta);
   curr->vruntime += calc_delta_fair(static_cast<u64>(delta), curr);
   const bool resched = update_deadline(cfs, curr);
-  // Fair execution is charged to the deadline server whether or not it ran on its behalf.
-  if (entity_is_task(curr) && rq->fair_server.active) dl_server_update(rq, delta);
+  if (entity_is_task(curr)) {
+    // cgroup_account_cputime(): the task's group's usage.
+    if (task_group* tg = task_of(curr)->sched_task_group) tg->usage_ns += static_cast<u64>(delta);
+    // Fair execution is charged to the deadline server whether or not it ran on its behalf.
+    if (rq->fair_server.active) dl_server_update(rq, delta);
+  }
   if (cfs->nr_queued == 1) return;
   if (v612(rq->k)) {
     if (resched || did_preempt_short(cfs, curr)) {

@@ -34,6 +34,8 @@ void update_protect_slice(cfs_rq* cfs, sched_entity* se);
 void clear_buddies(cfs_rq* cfs, sched_entity* se);
 void update_curr(cfs_rq* cfs);
 void place_entity(cfs_rq* cfs, sched_entity* se, int flags);
+// The shortest slice queued on cfs (curr included), ~0 if none.
+u64 cfs_rq_min_slice(cfs_rq* cfs);
 
 // ---- fair_pelt.cc ----
 // update_load_avg() flags.

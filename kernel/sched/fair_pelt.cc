@@ -43,6 +43,13 @@ void dequeue_load_avg(cfs_rq* cfs, sched_entity* se) {
   floor_sum(&cfs->avg.load_sum, cfs->avg.load_avg);
 }
 
+// add_tg_cfs_propagate(): a change of cfs's load that its group entity (one level up) must
+// take over at its next update_load_avg() (propagate_entity_load_avg()).
+static void add_tg_cfs_propagate(cfs_rq* cfs, long runnable_sum) {
+  cfs->propagate = true;
+  cfs->prop_runnable_sum += runnable_sum;
+}
+
 // attach_entity_load_avg(): the entity joins cfs's sums, its sums re-based to cfs's point in
 // the current period (they share the clock, so this loses nothing but rounding).
 static void attach_entity_load_avg(cfs_rq* cfs, sched_entity* se) {
@@ -61,6 +68,7 @@ static void attach_entity_load_avg(cfs_rq* cfs, sched_entity* se) {
   cfs->avg.util_sum += se->avg.util_sum;
   cfs->avg.runnable_avg += se->avg.runnable_avg;
   cfs->avg.runnable_sum += se->avg.runnable_sum;
+  add_tg_cfs_propagate(cfs, static_cast<long>(se->avg.load_sum));
 }
 
 static void detach_entity_load_avg(cfs_rq* cfs, sched_entity* se) {
@@ -71,6 +79,7 @@ static void detach_entity_load_avg(cfs_rq* cfs, sched_entity* se) {
   sub_positive(&cfs->avg.runnable_avg, se->avg.runnable_avg);
   sub_positive(&cfs->avg.runnable_sum, se->avg.runnable_sum);
   floor_sum(&cfs->avg.runnable_sum, cfs->avg.runnable_avg);
+  add_tg_cfs_propagate(cfs, -static_cast<long>(se->avg.load_sum));
 }
 
 // update_cfs_rq_load_avg(): take out what left from other CPUs, then decay/accumulate.
@@ -91,26 +100,136 @@ static int update_cfs_rq_load_avg(u64 now, cfs_rq* cfs) {
     sub_positive(&sa->runnable_avg, runnable);
     sub_positive(&sa->runnable_sum, static_cast<u64>(runnable) * divider);
     floor_sum(&sa->runnable_sum, sa->runnable_avg);
+    add_tg_cfs_propagate(cfs, -static_cast<long>((static_cast<u64>(runnable) * divider) >> SCHED_CAPACITY_SHIFT));
     decayed = 1;
   }
   decayed |= __update_load_avg_cfs_rq(now, cfs);
   return decayed;
 }
 
+// ---- Group PELT (CONFIG_FAIR_GROUP_SCHED) ----
+//
+// A group entity's averages are its runqueue's seen one level up. They evolve as any
+// entity's (the group entity is queued, runnable with runnable_weight = its runqueue's
+// runnable tasks, running while a task below it runs), and a task joining or leaving the
+// group runqueue (attach, detach, removed load) is carried up at once: add_tg_cfs_propagate()
+// marks the runqueue, and propagate_entity_load_avg() applies the change to the group entity
+// and its parent runqueue at the group entity's next update_load_avg(), level by level.
+
+template <typename T>
+inline void add_positive(T* v, long d) {
+  const long r = static_cast<long>(*v) + d;
+  *v = static_cast<T>(r < 0 ? 0 : r);
+}
+
+// update_tg_load_avg(): tg->load_avg is the sum of its runqueues' load_avg, each runqueue
+// adding its change when it exceeds 1/64 of what it added last, at most once per ms
+// (6.8+, sched_clock_cpu() rate limit). The root group's is never read.
+static void update_tg_load_avg(cfs_rq* cfs) {
+  task_group* tg = cfs->tg;
+  if (!tg) return;
+  const u64 now = rq_of(cfs)->clock;
+  if (now - cfs->last_update_tg_load_avg < 1000000) return;
+  const long delta = static_cast<long>(cfs->avg.load_avg) - cfs->tg_load_avg_contrib;
+  if (std::abs(delta) > cfs->tg_load_avg_contrib / 64) {
+    tg->load_avg += delta;
+    cfs->tg_load_avg_contrib = static_cast<long>(cfs->avg.load_avg);
+    cfs->last_update_tg_load_avg = now;
+  }
+}
+
+// update_tg_cfs_util() / update_tg_cfs_runnable(): the group entity takes its runqueue's
+// util_avg / runnable_avg, and its parent runqueue the difference.
+static void update_tg_cfs_util(cfs_rq* cfs, sched_entity* se, cfs_rq* gcfs) {
+  const long delta_avg = static_cast<long>(gcfs->avg.util_avg) - static_cast<long>(se->avg.util_avg);
+  if (!delta_avg) return;
+  const uint32_t divider = get_pelt_divider(&cfs->avg);
+  se->avg.util_avg = gcfs->avg.util_avg;
+  const uint32_t new_sum = static_cast<uint32_t>(se->avg.util_avg * divider);
+  const long delta_sum = static_cast<long>(new_sum) - static_cast<long>(se->avg.util_sum);
+  se->avg.util_sum = new_sum;
+  add_positive(&cfs->avg.util_avg, delta_avg);
+  add_positive(&cfs->avg.util_sum, delta_sum);
+  floor_sum(&cfs->avg.util_sum, cfs->avg.util_avg);
+}
+
+static void update_tg_cfs_runnable(cfs_rq* cfs, sched_entity* se, cfs_rq* gcfs) {
+  const long delta_avg = static_cast<long>(gcfs->avg.runnable_avg) - static_cast<long>(se->avg.runnable_avg);
+  if (!delta_avg) return;
+  const uint32_t divider = get_pelt_divider(&cfs->avg);
+  se->avg.runnable_avg = gcfs->avg.runnable_avg;
+  const u64 new_sum = static_cast<u64>(se->avg.runnable_avg) * divider;
+  const long delta_sum = static_cast<long>(new_sum) - static_cast<long>(se->avg.runnable_sum);
+  se->avg.runnable_sum = new_sum;
+  add_positive(&cfs->avg.runnable_avg, delta_avg);
+  add_positive(&cfs->avg.runnable_sum, delta_sum);
+  floor_sum(&cfs->avg.runnable_sum, cfs->avg.runnable_avg);
+}
+
+// update_tg_cfs_load(): the load_sum the runqueue gained (a task attached: its runnable
+// sum, added assuming minimal overlap) or lost (estimated as if every task were equally
+// runnable), never below the running sum, re-weighted by the group entity's weight.
+static void update_tg_cfs_load(cfs_rq* cfs, sched_entity* se, cfs_rq* gcfs) {
+  long runnable_sum = gcfs->prop_runnable_sum;
+  if (!runnable_sum) return;
+  gcfs->prop_runnable_sum = 0;
+  const uint32_t divider = get_pelt_divider(&cfs->avg);
+  if (runnable_sum >= 0) {
+    runnable_sum += static_cast<long>(se->avg.load_sum);
+    runnable_sum = std::min<long>(runnable_sum, divider);
+  } else {
+    u64 load_sum = 0;
+    if (gcfs->load) load_sum = gcfs->avg.load_sum / gcfs->load;
+    runnable_sum = static_cast<long>(std::min<u64>(se->avg.load_sum, load_sum));
+  }
+  const long running_sum = static_cast<long>(se->avg.util_sum >> SCHED_CAPACITY_SHIFT);
+  runnable_sum = std::max(runnable_sum, running_sum);
+  const u64 load_sum = se->load.weight * static_cast<u64>(runnable_sum);
+  const unsigned long load_avg = static_cast<unsigned long>(load_sum / divider);
+  const long delta_avg = static_cast<long>(load_avg) - static_cast<long>(se->avg.load_avg);
+  if (!delta_avg) return;
+  const long delta_sum = static_cast<long>(load_sum) - static_cast<long>(se->load.weight * se->avg.load_sum);
+  se->avg.load_sum = static_cast<u64>(runnable_sum);
+  se->avg.load_avg = load_avg;
+  add_positive(&cfs->avg.load_avg, delta_avg);
+  add_positive(&cfs->avg.load_sum, delta_sum);
+  floor_sum(&cfs->avg.load_sum, cfs->avg.load_avg);
+}
+
+// propagate_entity_load_avg(): apply a pending change of a group entity's runqueue to the
+// entity, and pass it on to the next level up.
+static int propagate_entity_load_avg(sched_entity* se) {
+  if (entity_is_task(se)) return 0;
+  cfs_rq* gcfs = group_cfs_rq(se);
+  if (!gcfs->propagate) return 0;
+  gcfs->propagate = false;
+  cfs_rq* cfs = cfs_rq_of(se);
+  add_tg_cfs_propagate(cfs, gcfs->prop_runnable_sum);
+  update_tg_cfs_util(cfs, se, gcfs);
+  update_tg_cfs_runnable(cfs, se, gcfs);
+  update_tg_cfs_load(cfs, se, gcfs);
+  return 1;
+}
+
 // update_load_avg(): bring se and its runqueue up to now; attach a task arriving from
 // another CPU (DO_ATTACH, last_update_time cleared by migrate_task_rq_fair()) or detach one
-// leaving by migration (DO_DETACH). The balancer's view follows the runqueue's averages.
+// leaving by migration (DO_DETACH); a group entity takes over its runqueue's pending change.
+// The balancer's view follows the runqueue's averages.
 void update_load_avg(cfs_rq* cfs, sched_entity* se, int flags) {
   const u64 now = cfs_rq_clock_pelt(cfs);
   if (se->avg.last_update_time && !(flags & SKIP_AGE_LOAD)) __update_load_avg_se(now, cfs, se);
   int decayed = update_cfs_rq_load_avg(now, cfs);
-  // propagate_entity_load_avg() and update_tg_load_avg() act on group entities only.
+  decayed |= propagate_entity_load_avg(se);
   if (!se->avg.last_update_time && (flags & DO_ATTACH)) {
     attach_entity_load_avg(cfs, se);
+    update_tg_load_avg(cfs);
     decayed = 1;
   } else if (flags & DO_DETACH) {
     detach_entity_load_avg(cfs, se);
+    update_tg_load_avg(cfs);
     decayed = 1;
+  } else if (decayed && (flags & UPDATE_TG)) {
+    update_tg_load_avg(cfs);
   }
   if (decayed) lb_view_update_pelt(rq_of(cfs));
 }
@@ -209,21 +328,49 @@ void post_init_entity_util_avg(task_struct* p) {
   sa->runnable_avg = sa->util_avg;
 }
 
+// skip_blocked_update(): a group entity with no load, no utilisation and nothing to
+// propagate has nothing to decay.
+static bool skip_blocked_update(const sched_entity* se) {
+  return !se->avg.load_avg && !se->avg.util_avg && !group_cfs_rq(se)->propagate;
+}
+
 bool sched_balance_update_blocked_averages(rq* rq) {
   rq->last_blocked_load_update_tick = rq->k->jiffies();  // update_blocked_load_tick()
   update_rq_clock(rq);
-  // __update_blocked_fair(): every leaf cfs_rq; with all tasks in the root group, rq->cfs.
-  const bool decayed = update_cfs_rq_load_avg(cfs_rq_clock_pelt(&rq->cfs), &rq->cfs);
+  // __update_blocked_fair(): every leaf cfs_rq, children before parents (the groups are
+  // created parents first, so newest first), each group's entity following its runqueue;
+  // the root last.
+  bool decayed = false;  // of the root runqueue: what the balancer reads
+  const u64 now = cfs_rq_clock_pelt(&rq->cfs);
+  const auto& groups = rq->k->task_groups;
+  for (auto it = groups.rbegin(); it != groups.rend(); ++it) {
+    task_group* tg = it->get();
+    cfs_rq* cfs = tg->cfs_rq[static_cast<size_t>(rq->cpu)];
+    if (update_cfs_rq_load_avg(now, cfs)) update_tg_load_avg(cfs);
+    sched_entity* se = tg->se[static_cast<size_t>(rq->cpu)];
+    if (!skip_blocked_update(se)) update_load_avg(cfs_rq_of(se), se, UPDATE_TG);
+  }
+  decayed |= update_cfs_rq_load_avg(now, &rq->cfs) != 0;
   if (decayed) lb_view_update_pelt(rq);
   return decayed;
 }
 
-// With CONFIG_FAIR_GROUP_SCHED (distribution kernels) a task in the root group gets
-// load_avg * h_load / (cfs_rq load_avg + 1), h_load being the root's load_avg (Linux
-// refreshes h_load once per jiffy; here it is current).
+// task_h_load(): a task's share of its CPU's load as the root sees it: its load_avg times
+// its runqueue's h_load over the runqueue's load_avg, h_load being the root's load_avg
+// scaled down through each group entity's share of its parent's (update_cfs_rq_h_load()).
+// Linux refreshes h_load once per jiffy; here it is current.
+static unsigned long cfs_rq_h_load(const cfs_rq* cfs) {
+  const sched_entity* se = cfs->tg ? cfs->tg->se[static_cast<size_t>(cfs->rq->cpu)] : nullptr;
+  if (!se) return cfs->avg.load_avg;
+  const cfs_rq* parent = cfs_rq_of(se);
+  return static_cast<unsigned long>(static_cast<u64>(cfs_rq_h_load(parent)) * se->avg.load_avg /
+                                    (parent->avg.load_avg + 1));
+}
+
 unsigned long task_h_load(const task_struct* p) {
-  const unsigned long root = p->se.cfs_rq->avg.load_avg;
-  return static_cast<unsigned long>(static_cast<u64>(p->se.avg.load_avg) * root / (root + 1));
+  const cfs_rq* cfs = p->se.cfs_rq;
+  const unsigned long h_load = cfs_rq_h_load(cfs);
+  return static_cast<unsigned long>(static_cast<u64>(p->se.avg.load_avg) * h_load / (cfs->avg.load_avg + 1));
 }
 unsigned long task_util_est(const task_struct* p) { return std::max(task_util(p), _task_util_est(p)); }
 

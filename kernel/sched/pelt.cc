@@ -119,7 +119,9 @@ int __update_load_avg_blocked_se(u64 now, sched_entity* se) {
 }
 
 int __update_load_avg_se(u64 now, cfs_rq* cfs_rq, sched_entity* se) {
-  const unsigned long runnable = se->on_rq && !se->sched_delayed ? 1 : 0;
+  // se_runnable(): a group entity is as runnable as its runqueue's runnable tasks.
+  const unsigned long runnable = se->sched_delayed ? 0 : entity_is_task(se) ? (se->on_rq ? 1 : 0)
+                                                                            : se->runnable_weight;
   if (!___update_load_sum(now, &se->avg, se->on_rq ? 1 : 0, runnable, cfs_rq->curr == se))
     return 0;
   ___update_load_avg(&se->avg, se->load.weight);

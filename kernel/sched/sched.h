@@ -23,6 +23,7 @@ struct rq;
 struct cfs_rq;
 struct task_struct;
 struct sched_domain;
+struct task_group;
 
 using u64 = uint64_t;
 using s64 = int64_t;
@@ -31,6 +32,8 @@ inline constexpr int MAX_RT_PRIO = 100;
 inline constexpr int DEFAULT_PRIO = 120;
 inline constexpr unsigned long NICE_0_LOAD = 1024;  // scale_load_down()'d: see calc_delta_fair
 inline constexpr unsigned long WEIGHT_IDLEPRIO = 3;
+inline constexpr unsigned long MIN_SHARES = 2;     // a group entity's least weight
+inline constexpr unsigned long MAX_SHARES = 1ul << 18;
 inline constexpr uint32_t WMULT_IDLEPRIO = 1431655765;
 
 inline constexpr unsigned TASK_RUNNING = 0;
@@ -103,6 +106,9 @@ struct sched_entity {
   struct cfs_rq* my_q = nullptr;    // group entities only
   int depth = 0;
   task_struct* owner = nullptr;     // task_of(se), for task entities
+  // Group entities: my_q's runnable tasks (se->runnable_weight, set by se_update_runnable()),
+  // what PELT counts as the entity's runnable (se_runnable()).
+  unsigned long runnable_weight = 0;
   sched_avg avg;                    // PELT
   // Place in rq->cfs_tasks, the balancer's list of the CPU's fair tasks, newest first: a
   // task goes to the head when enqueued there and when picked (a stamp stands in for the
@@ -221,6 +227,8 @@ struct task_struct {
   // local_bh_enable() of this task wakes ksoftirqd instead of running softirqs.
   bool latency_sensi_flag = false;
   void (*kthread_fn)(rq* rq, task_struct* p) = nullptr;  // exec == Kthread: its loop body
+  // task_group(p): the task's group, nullptr for the root group (kernel/sched/group.cc).
+  task_group* sched_task_group = nullptr;
 };
 
 // An entity in the fair runqueue "tree". The kernel's augmented rb-tree becomes a flat
@@ -232,6 +240,7 @@ struct cfs_rq {
   unsigned nr_queued = 0;      // incl. curr and delayed entities
   unsigned h_nr_runnable = 0;  // excludes delayed entities
   unsigned h_nr_idle = 0;      // queued SCHED_IDLE tasks, delayed ones included (as Linux's)
+  unsigned h_nr_queued = 0;    // queued tasks in this hierarchy, delayed ones included
   s64 sum_w_vruntime = 0;      // sum of w_i * (v_i - zero_vruntime) over tree entities
   s64 sum_weight = 0;          // sum of w_i over tree entities
   u64 zero_vruntime = 0;       // reference point of the sum (7.0 name; min_vruntime before)
@@ -246,6 +255,33 @@ struct cfs_rq {
     int nr = 0;
     unsigned long load_avg = 0, util_avg = 0, runnable_avg = 0;
   } removed;
+  // CONFIG_FAIR_GROUP_SCHED: the group this runqueue belongs to (nullptr: the root group),
+  // its last contribution to tg->load_avg (update_tg_load_avg(), at most once per ms), and
+  // the PELT change to push to the group's entity (add_tg_cfs_propagate()).
+  task_group* tg = nullptr;
+  long tg_load_avg_contrib = 0;
+  u64 last_update_tg_load_avg = 0;
+  bool propagate = false;
+  long prop_runnable_sum = 0;
+};
+
+// struct task_group (kernel/sched/sched.h, CONFIG_FAIR_GROUP_SCHED): a group of tasks
+// scheduled as one entity per CPU in its parent's runqueue there. The root group is the
+// rqs' own cfs (its se[] are nullptr); every other group is created by
+// KernelImpl::create_task_group() and owns a cfs_rq and a sched_entity per CPU.
+struct task_group {
+  int id = 0;                         // 0 = root
+  std::string path;                   // "/" for the root, else an absolute cgroup path
+  task_group* parent = nullptr;
+  unsigned long shares = NICE_0_LOAD; // tg->shares, scale_load_down()'d (cpu.weight 100)
+  long load_avg = 0;                  // tg->load_avg: sum of the cfs_rqs' tg_load_avg_contrib
+  std::vector<struct cfs_rq*> cfs_rq; // per CPU
+  std::vector<sched_entity*> se;      // per CPU; nullptr for the root
+  // Simulator-only: the storage of the above, and what the group's tasks ran (ns; the
+  // task's own group only: readers sum the children for cpu.stat's hierarchical usage).
+  std::vector<struct cfs_rq> cfs_rq_store;
+  std::vector<sched_entity> se_store;
+  u64 usage_ns = 0;
 };
 
 struct rt_rq {
@@ -530,6 +566,8 @@ u64 sysctl_sched_base_slice(const KernelImpl* k);
 void set_load_weight(task_struct* p, bool update_load = false);
 // set_user_nice(): setpriority()'s change of p's nice value, re-queueing p around it.
 void set_user_nice(task_struct* p, long nice);
+// sched_prio_to_weight[] of a nice value (-20..19).
+unsigned long nice_to_weight(int nice);
 
 // ---- topology.cc ----
 void build_sched_domains(KernelImpl* k);
@@ -583,6 +621,16 @@ inline task_struct* task_of(sched_entity* se) { return se->owner; }
 inline cfs_rq* cfs_rq_of(const sched_entity* se) { return se->cfs_rq; }
 inline cfs_rq* group_cfs_rq(const sched_entity* se) { return se->my_q; }
 inline sched_entity* parent_entity(const sched_entity* se) { return se->parent; }
+// task_group(p)->cfs_rq[cpu]: p's group's runqueue on `cpu`.
+cfs_rq* task_group_cfs_rq(const task_struct* p, int cpu);
+// ---- fair_group.cc / fair.cc: task groups (CONFIG_FAIR_GROUP_SCHED) ----
+// alloc_fair_sched_group() + init_tg_cfs_entry(): a group's runqueue and entity on every
+// CPU, below `parent`'s (nullptr: the root).
+void alloc_fair_sched_group(KernelImpl* k, task_group* tg, task_group* parent);
+// sched_group_set_shares(): tg->shares (cpu.weight's), re-weighing its entities now.
+void sched_group_set_shares(KernelImpl* k, task_group* tg, unsigned long shares);
+// pick_next_task_fair()'s switch between two fair tasks: put/set the levels that differ.
+void put_prev_set_next_fair(rq* rq, task_struct* prev, task_struct* next);
 // set_task_cpu(): p now belongs to `cpu` (task_cpu() and set_task_rq()). For a queued task
 // only between dequeue and enqueue. Tells p's class when the CPU changes (migrate_task_rq);
 // __set_task_cpu() does not (a task not yet running anywhere: fork).

@@ -165,9 +165,11 @@ inline void check_invariants(const kernel::KernelImpl& k, sim::Time elapsed) {
     }
     EXPECT_LE(current_on, 1) << "pid " << t->pid;
     EXPECT_LE(queued_on, 1) << "pid " << t->pid;
-    // The entity hierarchy: every task is in the root group, on its own CPU's cfs_rq.
-    EXPECT_EQ(kernel::cfs_rq_of(&t->se), &k.cpu_rq(t->cpu).cfs) << "pid " << t->pid;
-    EXPECT_EQ(kernel::parent_entity(&t->se), nullptr) << "pid " << t->pid;
+    // The entity hierarchy: every task is on its group's cfs_rq of its own CPU, below the
+    // group's entity there (none for the root group).
+    const kernel::task_group* tg = t->sched_task_group;
+    EXPECT_EQ(kernel::cfs_rq_of(&t->se), tg ? tg->cfs_rq[t->cpu] : &k.cpu_rq(t->cpu).cfs) << "pid " << t->pid;
+    EXPECT_EQ(kernel::parent_entity(&t->se), tg ? tg->se[t->cpu] : nullptr) << "pid " << t->pid;
     if (current_on && t->sched_class != &kernel::rt_sched_class) {
       EXPECT_EQ(queued_on, 0);
     }
