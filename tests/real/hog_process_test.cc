@@ -46,7 +46,9 @@ TEST(HogProcess, SessionRunsTheHogsInANewSessionUntilStopped) {
   }
   EXPECT_EQ(tasks, 3);
   const std::string ag = read_file("/proc/" + std::to_string(pid) + "/autogroup");
-  if (!ag.empty()) EXPECT_NE(ag, read_file("/proc/self/autogroup"));  // CONFIG_SCHED_AUTOGROUP
+  if (!ag.empty()) {  // CONFIG_SCHED_AUTOGROUP
+    EXPECT_NE(ag, read_file("/proc/self/autogroup"));
+  }
   h.stop();
   EXPECT_EQ(kill(pid, 0), -1);
   EXPECT_EQ(errno, ESRCH);
