@@ -18,7 +18,6 @@ namespace kernel {
 
 static void update_curr_fair(rq* rq) { update_curr(cfs_rq_of(&rq->curr->se)); }
 
-static void update_cfs_group(sched_entity* se);
 static void set_next_buddy(sched_entity* se);
 
 // se_update_runnable(): a group entity's runnable weight is its runqueue's runnable tasks.
@@ -472,92 +471,6 @@ preempt:
     resched_curr(rq);
   else
     resched_curr_lazy(rq);
-}
-
-// reweight_entity(): se takes weight `weight`. Lag is real time, w * vlag, so vlag scales by
-// w/w' to keep it, and so does a relative deadline (virtual time left of the request);
-// se's PELT load_avg is recomputed from its (weight-free) load_sum and re-added. A task is
-// off its runqueue here (set_user_nice() dequeues it first) and only that scaling applies.
-// A queued entity (a task group's, when its shares change; no path here reaches it yet) is
-// re-placed from its rescaled lag as 6.12.11+ (6d71a9c61604) and 6.18 do, 7.0 keeping
-// curr's protected window relative across it (Update se->vprot in reweight_entity()).
-static void reweight_entity(cfs_rq* cfs, sched_entity* se, unsigned long weight) {
-  const bool curr = cfs->curr == se;
-  bool rel_vprot = false;
-  u64 vprot = 0;
-  if (se->on_rq) {
-    update_curr(cfs);  // commit outstanding execution time
-    update_entity_lag(cfs, se);
-    se->deadline -= se->vruntime;
-    se->rel_deadline = true;
-    if (v70(rq_of(cfs)->k) && curr && protect_slice(cfs, se)) {
-      vprot = se->vprot - se->vruntime;
-      rel_vprot = true;
-    }
-    cfs->nr_queued--;  // placed again below as if joining the others
-    if (!curr) __dequeue_entity(cfs, se);
-    cfs->load -= se->load.weight;
-  }
-  dequeue_load_avg(cfs, se);
-  // div_s64(): truncates toward zero, as C++'s division does.
-  const s64 old_w = static_cast<s64>(se->load.weight), new_w = static_cast<s64>(weight);
-  se->vlag = se->vlag * old_w / new_w;
-  if (se->rel_deadline) se->deadline = static_cast<u64>(static_cast<s64>(se->deadline) * old_w / new_w);
-  if (rel_vprot) vprot = static_cast<u64>(static_cast<s64>(vprot) * old_w / new_w);
-  // update_load_set(): the inverse weight is recomputed on its next use (__update_inv_weight:
-  // WMULT_CONST / w); reweight_task_fair() then installs the table's.
-  se->load.weight = weight;
-  se->load.inv_weight = static_cast<uint32_t>(0xffffffffu / weight);
-  se->avg.load_avg = static_cast<unsigned long>(pelt_div(weight * se->avg.load_sum, se->avg.period_contrib));
-  enqueue_load_avg(cfs, se);
-  if (se->on_rq) {
-    cfs->load += se->load.weight;
-    place_entity(cfs, se, 0);
-    if (rel_vprot) se->vprot = se->vruntime + vprot;
-    if (!curr) __enqueue_entity(cfs, se);
-    cfs->nr_queued++;
-  }
-  lb_view_update_pelt(rq_of(cfs));
-}
-
-// calc_group_shares(): the weight of a group's entity on one CPU, the group's shares split
-// by this CPU's part of the group's load:
-//   shares * load / (tg->load_avg - this runqueue's last contribution + load),
-//   load = max(the runqueue's weight, its load_avg),
-// clamped to MIN_SHARES .. shares. Weights here are scale_load_down()'d (1024 = nice 0), so
-// the entity's weight has Linux's resolution divided by 1024 and MIN_SHARES (2, unscaled in
-// Linux) is 2 here: the floor __update_inv_weight() gives any weight anyway.
-static unsigned long calc_group_shares(cfs_rq* cfs) {
-  const task_group* tg = cfs->tg;
-  const long tg_shares = static_cast<long>(tg->shares);
-  const long load = static_cast<long>(std::max<unsigned long>(cfs->load, cfs->avg.load_avg));
-  long tg_weight = tg->load_avg;
-  tg_weight -= cfs->tg_load_avg_contrib;
-  tg_weight += load;
-  long shares = tg_shares * load;
-  if (tg_weight) shares /= tg_weight;
-  return static_cast<unsigned long>(std::clamp<long>(shares, MIN_SHARES, tg_shares));
-}
-
-// update_cfs_group(): a group entity takes the weight its runqueue's load gives it now.
-static void update_cfs_group(sched_entity* se) {
-  cfs_rq* gcfs = group_cfs_rq(se);
-  if (!gcfs) return;
-  const unsigned long shares = calc_group_shares(gcfs);
-  if (se->load.weight != shares) reweight_entity(cfs_rq_of(se), se, shares);
-}
-
-void sched_group_set_shares(KernelImpl* k, task_group* tg, unsigned long shares) {
-  tg->shares = shares;
-  for (int cpu = 0; cpu < k->nr_cpus(); ++cpu) {
-    rq* rq = k->rq_of(cpu);
-    update_rq_clock(rq);
-    // __sched_group_set_shares(): every level above the group's entity on each CPU.
-    for (sched_entity* se = tg->se[static_cast<size_t>(cpu)]; se; se = parent_entity(se)) {
-      update_load_avg(cfs_rq_of(se), se, UPDATE_TG);
-      update_cfs_group(se);
-    }
-  }
 }
 
 // reweight_task_fair(): set_load_weight(p, true) for a fair task.

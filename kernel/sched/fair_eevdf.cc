@@ -1,12 +1,14 @@
 // EEVDF on a fair runqueue (fair.c's "tree data structure manipulation" and "statistics"
 // sections): vruntime and its weighted average V, lag, eligibility, virtual deadlines, slice
-// protection, the pick (pick_eevdf()), update_curr() and placement (place_entity()).
+// protection, the pick (pick_eevdf()), update_curr(), placement (place_entity()) and
+// reweighting (reweight_entity()).
 // Mirrors kernel/sched/fair.c of v6.12, v6.18, v7.0; the class's operations are in fair.cc.
 #include <algorithm>
 #include <cassert>
 
 #include "kernel/kernel_impl.h"
 #include "kernel/sched/fair_internal.h"
+#include "kernel/sched/pelt.h"
 #include "kernel/sched/sched.h"
 
 namespace kernel {
@@ -269,6 +271,52 @@ void place_entity(cfs_rq* cfs, sched_entity* se, int flags) {
   }
   if (feat(rq, __SCHED_FEAT_PLACE_DEADLINE_INITIAL) && (flags & ENQUEUE_INITIAL)) vslice /= 2;
   se->deadline = se->vruntime + vslice;
+}
+
+// reweight_entity(): se takes weight `weight`. Lag is real time, w * vlag, so vlag scales by
+// w/w' to keep it, and so does a relative deadline (virtual time left of the request);
+// se's PELT load_avg is recomputed from its (weight-free) load_sum and re-added. A task is
+// off its runqueue here (set_user_nice() dequeues it first) and only that scaling applies.
+// A queued entity (a task group's, when its shares change; no path here reaches it yet) is
+// re-placed from its rescaled lag as 6.12.11+ (6d71a9c61604) and 6.18 do, 7.0 keeping
+// curr's protected window relative across it (Update se->vprot in reweight_entity()).
+void reweight_entity(cfs_rq* cfs, sched_entity* se, unsigned long weight) {
+  const bool curr = cfs->curr == se;
+  bool rel_vprot = false;
+  u64 vprot = 0;
+  if (se->on_rq) {
+    update_curr(cfs);  // commit outstanding execution time
+    update_entity_lag(cfs, se);
+    se->deadline -= se->vruntime;
+    se->rel_deadline = true;
+    if (v70(rq_of(cfs)->k) && curr && protect_slice(cfs, se)) {
+      vprot = se->vprot - se->vruntime;
+      rel_vprot = true;
+    }
+    cfs->nr_queued--;  // placed again below as if joining the others
+    if (!curr) __dequeue_entity(cfs, se);
+    cfs->load -= se->load.weight;
+  }
+  dequeue_load_avg(cfs, se);
+  // div_s64(): truncates toward zero, as C++'s division does.
+  const s64 old_w = static_cast<s64>(se->load.weight), new_w = static_cast<s64>(weight);
+  se->vlag = se->vlag * old_w / new_w;
+  if (se->rel_deadline) se->deadline = static_cast<u64>(static_cast<s64>(se->deadline) * old_w / new_w);
+  if (rel_vprot) vprot = static_cast<u64>(static_cast<s64>(vprot) * old_w / new_w);
+  // update_load_set(): the inverse weight is recomputed on its next use (__update_inv_weight:
+  // WMULT_CONST / w); reweight_task_fair() then installs the table's.
+  se->load.weight = weight;
+  se->load.inv_weight = static_cast<uint32_t>(0xffffffffu / weight);
+  se->avg.load_avg = static_cast<unsigned long>(pelt_div(weight * se->avg.load_sum, se->avg.period_contrib));
+  enqueue_load_avg(cfs, se);
+  if (se->on_rq) {
+    cfs->load += se->load.weight;
+    place_entity(cfs, se, 0);
+    if (rel_vprot) se->vprot = se->vruntime + vprot;
+    if (!curr) __enqueue_entity(cfs, se);
+    cfs->nr_queued++;
+  }
+  lb_view_update_pelt(rq_of(cfs));
 }
 
 }  // namespace kernel

@@ -1,7 +1,10 @@
 // Task groups of the fair class (CONFIG_FAIR_GROUP_SCHED; kernel/sched/fair.c and core.c of
-// v6.12 .. v7.0): creating a group's per-CPU runqueue and entity. Enqueue, dequeue, pick and
-// the group entity's weight (calc_group_shares()) are in fair.cc, group PELT and
+// v6.12 .. v7.0): creating a group's per-CPU runqueue and entity, and the weight of a group's
+// entities (calc_group_shares(), update_cfs_group(), sched_group_set_shares()). Enqueue,
+// dequeue and pick are in fair.cc, group PELT and
 // task_h_load() in fair_pelt.cc. docs/model.md, "Task groups".
+#include <algorithm>
+
 #include "kernel/kernel_impl.h"
 #include "kernel/sched/fair_internal.h"
 #include "kernel/sched/pelt.h"
@@ -46,6 +49,46 @@ void alloc_fair_sched_group(KernelImpl* k, task_group* tg, task_group* parent) {
   tg->cfs_rq.assign(n, nullptr);
   tg->se.assign(n, nullptr);
   for (int cpu = 0; cpu < k->nr_cpus(); ++cpu) init_tg_cfs_entry(k, tg, parent, cpu);
+}
+
+// calc_group_shares(): the weight of a group's entity on one CPU, the group's shares split
+// by this CPU's part of the group's load:
+//   shares * load / (tg->load_avg - this runqueue's last contribution + load),
+//   load = max(the runqueue's weight, its load_avg),
+// clamped to MIN_SHARES .. shares. Weights here are scale_load_down()'d (1024 = nice 0), so
+// the entity's weight has Linux's resolution divided by 1024 and MIN_SHARES (2, unscaled in
+// Linux) is 2 here: the floor __update_inv_weight() gives any weight anyway.
+static unsigned long calc_group_shares(cfs_rq* cfs) {
+  const task_group* tg = cfs->tg;
+  const long tg_shares = static_cast<long>(tg->shares);
+  const long load = static_cast<long>(std::max<unsigned long>(cfs->load, cfs->avg.load_avg));
+  long tg_weight = tg->load_avg;
+  tg_weight -= cfs->tg_load_avg_contrib;
+  tg_weight += load;
+  long shares = tg_shares * load;
+  if (tg_weight) shares /= tg_weight;
+  return static_cast<unsigned long>(std::clamp<long>(shares, MIN_SHARES, tg_shares));
+}
+
+// update_cfs_group(): a group entity takes the weight its runqueue's load gives it now.
+void update_cfs_group(sched_entity* se) {
+  cfs_rq* gcfs = group_cfs_rq(se);
+  if (!gcfs) return;
+  const unsigned long shares = calc_group_shares(gcfs);
+  if (se->load.weight != shares) reweight_entity(cfs_rq_of(se), se, shares);
+}
+
+void sched_group_set_shares(KernelImpl* k, task_group* tg, unsigned long shares) {
+  tg->shares = shares;
+  for (int cpu = 0; cpu < k->nr_cpus(); ++cpu) {
+    rq* rq = k->rq_of(cpu);
+    update_rq_clock(rq);
+    // __sched_group_set_shares(): every level above the group's entity on each CPU.
+    for (sched_entity* se = tg->se[static_cast<size_t>(cpu)]; se; se = parent_entity(se)) {
+      update_load_avg(cfs_rq_of(se), se, UPDATE_TG);
+      update_cfs_group(se);
+    }
+  }
 }
 
 }  // namespace kernel

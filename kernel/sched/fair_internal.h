@@ -34,6 +34,11 @@ void update_protect_slice(cfs_rq* cfs, sched_entity* se);
 void clear_buddies(cfs_rq* cfs, sched_entity* se);
 void update_curr(cfs_rq* cfs);
 void place_entity(cfs_rq* cfs, sched_entity* se, int flags);
+// reweight_entity() (fair_eevdf.cc): se takes weight `weight`, its lag and deadline rescaled.
+void reweight_entity(cfs_rq* cfs, sched_entity* se, unsigned long weight);
+// update_cfs_group() (fair_group.cc): a group entity takes the weight its runqueue's load
+// gives it now; nothing for a task's entity.
+void update_cfs_group(sched_entity* se);
 // The shortest slice queued on cfs (curr included), ~0 if none.
 u64 cfs_rq_min_slice(cfs_rq* cfs);
 
