@@ -1,10 +1,13 @@
 // extend-sched2 on real pthreads (the RFC thread's micro-benchmark, docs/workloads.md): threads take turns on spin-locked
 // objects whose critical section is a long empty loop, each asking for a time slice extension
 // while it holds the lock; prints the original program's per-thread and summary lines.
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <memory>
 #include <thread>
+
+#include <unistd.h>
 
 #include "real/runner_internal.h"
 
@@ -89,6 +92,7 @@ std::string run_extend_sched2(const Params& p, Backend backend, RunResult* out) 
     out->notices.push_back("extend-sched2: nobj = cpus / 10 = 0 would divide by zero in the "
                            "original; using 1 lock object");
   out->ns_per_iteration = measure_ns_per_iteration();
+  out->cpus_conf = sysconf(_SC_NPROCESSORS_CONF);
   char line[256];
   std::snprintf(line, sizeof(line),
                 "extend-sched2: %d threads on %d lock object(s), %d hog(s), mode %d (backend %s), "
@@ -161,8 +165,9 @@ void print_extend_sched2(const RunResult& r, std::ostream& out) {
                   t.dlygrnt);
     out << line;
   }
-  // The averages are integer divisions by the number of threads, as the original's longs.
-  const uint64_t n = r.threads.empty() ? 1 : r.threads.size();
+  // The averages are integer divisions by the configured CPU count, as the original's longs
+  // (it starts one thread per CPU and divides by that count, whatever --threads says here).
+  const uint64_t n = static_cast<uint64_t>(std::max(1L, r.cpus_conf));
   uint64_t grants = 0, blocks = 0;
   for (const ThreadStats& t : r.threads) {
     grants += t.dlygrnt;

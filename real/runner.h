@@ -100,6 +100,8 @@ struct RunResult {
   std::vector<ThreadStats> threads;   // workers (extend-sched2) or clients (locktable)
   uint64_t runs = 0;                  // extend-sched2: sum of x; locktable: executions
   int64_t total_wait_ns = 0;
+  // sysconf(_SC_NPROCESSORS_CONF) at the run: the original divides its averages by it.
+  long cpus_conf = 1;
   std::vector<std::string> notices;   // for stderr (e.g. the nobj adjustment)
 
   double avg_grants() const;  // dlygrnt per thread

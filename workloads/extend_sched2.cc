@@ -110,6 +110,7 @@ class ExtendSched2 : public Workload {
     if (std::string e = parse_hogs(p, k.nr_cpus(), -1, &hogs_); !e.empty()) return e;
     if (threads < 0) return "threads: must be >= 0 (0 = one per CPU)";
     if (threads == 0) threads = k.nr_cpus();
+    nr_cpus_ = k.nr_cpus();
     if (threads > 1 && gap > (int64_t{1} << 62) / threads)
       return "start_gap: too large (the last worker would start after the end of time)";
     if (nobj < 0) return "locks: must be >= 0 (0 = threads / 10, as the original)";
@@ -186,8 +187,10 @@ class ExtendSched2 : public Workload {
     for (const std::string& s : notices_) r->notices.push_back(s);
     report_client_lock_metrics(ks, tgid_, duration, abi_, workers_, r);
 
-    // The original's printout. The averages are integer divisions, as its longs.
-    const uint64_t nt = std::max<uint64_t>(1, workers_.size());
+    // The original's printout. The averages are integer divisions, as its longs, by the
+    // configured CPU count (sysconf(_SC_NPROCESSORS_CONF)): the original starts one thread per
+    // CPU and divides by that count, so with `threads` set the line still divides by the CPUs.
+    const uint64_t nt = static_cast<uint64_t>(std::max(1, nr_cpus_));
     char line[400];
     for (size_t i = 0; i < workers_.size(); ++i) {
       const Worker& w = *workers_[i];
@@ -216,6 +219,7 @@ class ExtendSched2 : public Workload {
   std::vector<std::string> notices_;
   int hogs_ = 0;
   int tgid_ = 0;
+  int nr_cpus_ = 1;
 };
 
 }  // namespace

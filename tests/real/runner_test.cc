@@ -2,9 +2,11 @@
 // short extend-sched2 and locktable runs print the original's lines and numbers that add up;
 // --compare-sim calls the hook or fails cleanly. Runs are short and assert no timing.
 #include <sched.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -152,7 +154,7 @@ TEST(RunnerParse, DurationsAndCpuLists) {
 
 TEST(RunnerExtendSched2, ShortRunPrintsTheOriginalLines) {
   std::string out, err;
-  ASSERT_EQ(run_cli({"extend-sched2", "--threads", "2", "--duration", "0.3s",
+  ASSERT_EQ(run_cli({"extend-sched2", "--threads", "3", "--duration", "0.3s",
                      "--cs-iterations", "20000"},
                     &out, &err),
             0)
@@ -160,7 +162,8 @@ TEST(RunnerExtendSched2, ShortRunPrintsTheOriginalLines) {
   std::istringstream lines(out);
   std::vector<std::string> l;
   for (std::string s; std::getline(lines, s);) l.push_back(s);
-  ASSERT_EQ(l.size(), 8u) << out;
+  ASSERT_EQ(l.size(), 9u) << out;
+  l.erase(l.begin() + 2);  // the third thread's line
   for (int i = 0; i < 2; ++i) {
     const std::string& s = l[i];
     EXPECT_EQ(s.rfind("thread " + std::to_string(i) + ": count ", 0), 0u) << s;
@@ -173,6 +176,10 @@ TEST(RunnerExtendSched2, ShortRunPrintsTheOriginalLines) {
   EXPECT_EQ(l[3].rfind("Total wait time: ", 0), 0u);
   EXPECT_EQ(l[4].rfind("avg # grants ", 0), 0u);
   EXPECT_NE(l[4].find(" avg reqs "), std::string::npos);
+  // avg reqs = runs / configured CPUs (the original's divisor), not runs / --threads.
+  const uint64_t runs = std::stoull(l[2].substr(8));
+  const uint64_t reqs = std::stoull(l[4].substr(l[4].find(" avg reqs ") + 10));
+  EXPECT_EQ(reqs, runs / static_cast<uint64_t>(std::max(1L, sysconf(_SC_NPROCESSORS_CONF)))) << out;
   EXPECT_EQ(l[5].rfind("avg # blocks ", 0), 0u);
   EXPECT_EQ(l[6].rfind("same-CPU hand-offs ", 0), 0u);  // schedlab's lines, after the original's
   EXPECT_EQ(l[7].rfind("measured window ", 0), 0u);

@@ -81,6 +81,17 @@ TEST(WorkloadExtendSched2, BelowTenCpusUsesOneObjectAndPrintsTheOriginalLines) {
   EXPECT_EQ(metric(r, "avg_grants"), 0);  // ext=none asks for nothing
 }
 
+// The original divides its printed averages by sysconf(_SC_NPROCESSORS_CONF), the count it
+// starts one thread per: with more threads than CPUs the line still divides by the CPUs.
+TEST(WorkloadExtendSched2, PrintedAveragesDivideByTheCpuCountAsTheOriginal) {
+  const report::Results r = run("extend-sched2", {"machine=small4", "threads=8", "duration=300ms"});
+  const uint64_t runs = static_cast<uint64_t>(metric(r, "runs"));
+  ASSERT_GT(runs, 8u);
+  EXPECT_TRUE(has_output(r, "avg # grants 0 avg reqs " + std::to_string(runs / 4)))
+      << "runs " << runs;
+  EXPECT_DOUBLE_EQ(metric(r, "avg_reqs"), metric(r, "runs") / 8);  // the metric is per thread
+}
+
 // The hand-off share tells where a lock's threads ran: on one CPU every critical section
 // begins where the last one ran; two workers alone on two CPUs each keep their own CPU.
 TEST(WorkloadExtendSched2, SameCpuHandoffShareTellsWhetherTheWorkersShareACpu) {
