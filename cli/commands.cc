@@ -61,7 +61,9 @@ int main_with_args(const std::vector<std::string>& args) {
   // drift from what a run does; a scenario file's values take their place.
   const scenario::Experiment defaults;
   const std::string machine_help = fmt::format(
-      "machine profile (genoa, vm100, vm50, small4, host), synth:SOCKETSxCORESxSMT[:llc=N] or TOML path (default: {})", defaults.machine);
+      "machine profile (genoa, vm100, vm50, small4, host), a generated "
+      "synth:SOCKETSxCORESxSMT[:llc=CORES] (e.g. synth:8x128x2, 2048 CPUs; see schedlab list "
+      "machines) or a TOML file (default: {})", defaults.machine);
   const std::string duration_help = fmt::format(
       "simulated time with its unit (ns, us, ms, s), e.g. 500ms, 10s (default: {})",
       duration_text(defaults.duration_ns));
@@ -130,7 +132,7 @@ int main_with_args(const std::vector<std::string>& args) {
   std::string list_what;
   bool list_markdown = false;
   CLI::App* list = app.add_subcommand("list", "List workloads, machines, kernel settings and machine costs");
-  opt(list, "what", list_what, "a workload (its parameters), `settings` or `costs`");
+  opt(list, "what", list_what, "a workload (its parameters), `machines`, `settings` or `costs`");
   list->add_flag("--markdown", list_markdown, "settings or costs as the Markdown table of the docs");
 
   std::string plot_in, plot_out;
