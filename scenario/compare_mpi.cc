@@ -2,6 +2,8 @@
 // SCHEDLAB_HAVE_MPI is defined (-DSCHEDLAB_MPI=AUTO finding it, or ON).
 #include "scenario/compare_mpi.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -121,9 +123,26 @@ int MpiJob::exit_code(int code) {
   return code;
 }
 
-std::string compare_mpi(MpiJob* job, const CompareSpec& spec, const ComparePlan& plan,
+// --jobs 0 in a rank: the CPUs it may run on. A launcher that binds each rank to its own CPUs
+// (Open MPI's default for 2 ranks, Slurm's --cpus-per-task) has already divided them; a rank
+// that may run anywhere takes its part of the node, shared with the ranks beside it.
+int default_jobs() {
+  cpu_set_t set;
+  const int online = static_cast<int>(std::thread::hardware_concurrency());
+  const int allowed = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : online;
+  MPI_Comm node;
+  int beside = 1;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  MPI_Comm_size(node, &beside);
+  MPI_Comm_free(&node);
+  return std::max(1, allowed < online ? allowed : allowed / std::max(1, beside));
+}
+
+std::string compare_mpi(MpiJob* job, const CompareSpec& given, const ComparePlan& plan,
                         report::Comparison* out, const std::function<void(int, int)>& progress) {
   const size_t rank = static_cast<size_t>(job->rank()), size = static_cast<size_t>(job->size());
+  CompareSpec spec = given;
+  if (spec.jobs == 0) spec.jobs = std::min(default_jobs(), kMaxJobs);
   std::vector<RunShare> shares(rank == 0 ? size : 1);
   run_share(spec, plan, rank, size, &shares[0], progress);
   if (rank != 0) {
