@@ -123,19 +123,25 @@ int MpiJob::exit_code(int code) {
   return code;
 }
 
-// --jobs 0 in a rank: the CPUs it may run on. A launcher that binds each rank to its own CPUs
-// (Open MPI's default for 2 ranks, Slurm's --cpus-per-task) has already divided them; a rank
-// that may run anywhere takes its part of the node, shared with the ranks beside it.
+// --jobs 0 in a rank: its part of the CPUs it may run on, shared with the ranks of its node
+// that may run on the same ones. Launchers bind ranks to CPUs (Open MPI: each of 2 ranks to
+// a core, more to a socket; Slurm: --cpus-per-task) or not (--bind-to none): the threads
+// then fill the node without running two to a CPU.
 int default_jobs() {
-  cpu_set_t set;
-  const int online = static_cast<int>(std::thread::hardware_concurrency());
-  const int allowed = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : online;
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  if (sched_getaffinity(0, sizeof mine, &mine) != 0)
+    for (unsigned c = 0; c < std::thread::hardware_concurrency() && c < CPU_SETSIZE; ++c) CPU_SET(c, &mine);
   MPI_Comm node;
   int beside = 1;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   MPI_Comm_size(node, &beside);
+  std::vector<cpu_set_t> all(static_cast<size_t>(beside));
+  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, node);
   MPI_Comm_free(&node);
-  return std::max(1, allowed < online ? allowed : allowed / std::max(1, beside));
+  int same = 0;
+  for (const cpu_set_t& other : all) same += CPU_EQUAL(&other, &mine) ? 1 : 0;
+  return std::max(1, CPU_COUNT(&mine) / std::max(1, same));
 }
 
 std::string compare_mpi(MpiJob* job, const CompareSpec& given, const ComparePlan& plan,

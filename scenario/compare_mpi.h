@@ -51,7 +51,7 @@ class MpiJob {
 // assembles the comparison. On rank 0: "" and *out filled, or the first failed run's error
 // (any rank's). On the others: "" (their result goes to rank 0). `progress` gets this rank's
 // runs done / runs in its share. spec.jobs 0 is the number of CPUs the rank may run on,
-// divided among the ranks of its node when they are not bound to CPUs of their own.
+// divided among the ranks of its node that may run on the same CPUs.
 std::string compare_mpi(MpiJob* job, const CompareSpec& spec, const ComparePlan& plan,
                         report::Comparison* out, const std::function<void(int, int)>& progress = {});
 
