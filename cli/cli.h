@@ -18,8 +18,11 @@ namespace cli {
 
 inline constexpr int kExitBadInput = 2;
 
-// Prints "schedlab: error: <msg>" on stderr; returns kExitBadInput.
+// Prints "schedlab: error: <msg>" on stderr (unless errors are quiet); returns kExitBadInput.
 int fail(const std::string& msg);
+// Quiet errors are not printed: a compare's ranks other than 0 in an MPI job, which exit
+// with rank 0's code after rank 0 has printed the error.
+void set_quiet_errors(bool quiet);
 
 bool file_exists(const std::string& path);
 
@@ -80,6 +83,7 @@ struct CompareOptions {
   std::string seeds = "3";
   std::string jobs = "0";
   std::vector<std::string> metrics;
+  bool mpi = false;  // --mpi: share the runs among the ranks of an MPI job
 };
 
 // The commands; each returns the exit code.

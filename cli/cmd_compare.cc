@@ -3,6 +3,8 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -11,20 +13,22 @@
 #include "report/csv.h"
 #include "report/output_file.h"
 #include "scenario/compare.h"
+#include "scenario/compare_mpi.h"
 
 namespace cli {
 
-int do_compare(const CompareOptions& o, const std::string& banner) {
-  scenario::CompareSpec spec;
-  if (std::string err = build_experiment(o.run, &spec.base); !err.empty()) return fail(err);
+namespace {
+// The comparison the options ask for, or the error naming the bad option.
+std::string compare_spec(const CompareOptions& o, scenario::CompareSpec* spec) {
+  if (std::string err = build_experiment(o.run, &spec->base); !err.empty()) return err;
   if (!o.vary.empty()) {
     const size_t eq = o.vary.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == o.vary.size())
-      return fail("--vary: expected KEY=V1,V2,... (got '" + o.vary + "')");
-    spec.vary_key = o.vary.substr(0, eq);
+      return "--vary: expected KEY=V1,V2,... (got '" + o.vary + "')";
+    spec->vary_key = o.vary.substr(0, eq);
     for (size_t start = eq + 1;;) {
       const size_t comma = o.vary.find(',', start);
-      spec.vary_values.push_back(o.vary.substr(start, comma - start));
+      spec->vary_values.push_back(o.vary.substr(start, comma - start));
       if (comma == std::string::npos) break;
       start = comma + 1;
     }
@@ -32,7 +36,7 @@ int do_compare(const CompareOptions& o, const std::string& banner) {
   for (const std::string& r : o.rows) {
     const size_t colon = r.find(':');
     if (colon == std::string::npos || colon == 0)
-      return fail("--row: expected LABEL:key=value,... (got '" + r + "')");
+      return "--row: expected LABEL:key=value,... (got '" + r + "')";
     std::vector<std::string> sets;
     for (size_t start = colon + 1; start < r.size();) {
       size_t comma = r.find(',', start);
@@ -40,43 +44,78 @@ int do_compare(const CompareOptions& o, const std::string& banner) {
       sets.push_back(r.substr(start, comma - start));
       start = comma + 1;
     }
-    spec.rows.push_back({r.substr(0, colon), sets});
+    spec->rows.push_back({r.substr(0, colon), sets});
   }
-  if (spec.rows.empty() && spec.vary_values.empty())
-    return fail("compare: give --vary KEY=V1,V2,... or one --row per setting");
+  if (spec->rows.empty() && spec->vary_values.empty())
+    return "compare: give --vary KEY=V1,V2,... or one --row per setting";
   long long n = 0;
   if (std::string err = parse_int_option("--seeds", o.seeds, 1, scenario::kMaxSeeds, &n); !err.empty())
-    return fail(err);
-  spec.seeds = static_cast<int>(n);
+    return err;
+  spec->seeds = static_cast<int>(n);
   if (std::string err = parse_int_option("--jobs", o.jobs, 0, scenario::kMaxJobs, &n); !err.empty())
-    return fail(err);
-  spec.jobs = static_cast<int>(n);
-  spec.metrics = o.metrics;
+    return err;
+  spec->jobs = static_cast<int>(n);
+  spec->metrics = o.metrics;
+  return check_stdout_outputs(o.run);
+}
+}  // namespace
+
+int do_compare(const CompareOptions& o, const std::string& banner) {
+  // With --mpi every rank takes part in each step below, and a step's errors are agreed
+  // (MpiJob::agree) so that all ranks stop together with rank 0's exit code.
+  scenario::MpiJob job;
+  if (o.mpi) {
+    if (std::string err = job.init(); !err.empty()) return fail(err);
+    set_quiet_errors(job.rank() != 0);
+  } else if (const int n = scenario::launcher_size(); n > 1) {
+    return fail(fmt::format("--mpi: not given, but this is one of {} processes of an MPI job, each "
+                            "of which would run every run; give --mpi to share them", n));
+  }
+  const bool root = job.rank() == 0;
+  scenario::CompareSpec spec;
+  scenario::ComparePlan plan;
+  std::string err = compare_spec(o, &spec);
+  if (err.empty()) err = scenario::plan_compare(spec, &plan);
   // The destination is checked (its temporary created) before the runs, not after them.
-  if (std::string err = check_stdout_outputs(o.run); !err.empty()) return fail(err);
   report::OutputFile out, csv;
-  std::string werr;
-  if (!o.run.json.empty() && !out.open(o.run.json, &werr)) return fail(werr);
-  if (!o.run.csv.empty() && !csv.open(o.run.csv, &werr)) return fail(werr);
+  if (err.empty() && root && !o.run.json.empty()) out.open(o.run.json, &err);
+  if (err.empty() && root && !o.run.csv.empty()) csv.open(o.run.csv, &err);
+  if (o.mpi) err = job.agree(err);
+  if (!err.empty()) return fail(err);
   report::Comparison c;
   const bool tty = isatty(2);
   const auto t0 = std::chrono::steady_clock::now();
   bool shown = false;
   auto progress = [&](int done, int total) {
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (!tty || (wall < 2.0 && !shown)) return;
+    if (!root || !tty || (wall < 2.0 && !shown)) return;
     shown = true;
-    std::fprintf(stderr, "\r[%d/%d runs] %.1f s elapsed", done, total, wall);
+    std::fprintf(stderr, "\r[%d/%d runs%s] %.1f s elapsed", done, total, o.mpi ? " of rank 0" : "", wall);
     std::fflush(stderr);
   };
-  const std::string err = scenario::compare(spec, &c, progress);
+  if (o.mpi) {
+    err = scenario::compare_mpi(&job, spec, plan, &c, progress);
+  } else {
+    std::vector<scenario::RunShare> shares(1);
+    scenario::run_share(spec, plan, 0, 1, &shares[0], progress);
+    err = scenario::assemble_comparison(spec, plan, &shares, &c);
+  }
   if (shown) std::fprintf(stderr, "\r\033[K");
-  if (!err.empty()) return fail(err);
-  if (!o.run.json.empty() && !out.commit(report::comparison_to_json(c).dump(2) + "\n", &werr))
-    return fail(werr);
-  if (!o.run.csv.empty() && !csv.commit(report::render_comparison_csv(c), &werr)) return fail(werr);
-  if (o.run.json != "-" && o.run.csv != "-") std::cout << banner << report::render_comparison(c);
-  return 0;
+  // Rank 0 writes; the other ranks exit with its code.
+  int code = 0;
+  if (root) {
+    std::string werr;
+    if (!err.empty()) {
+      code = fail(err);
+    } else if (!o.run.json.empty() && !out.commit(report::comparison_to_json(c).dump(2) + "\n", &werr)) {
+      code = fail(werr);
+    } else if (!o.run.csv.empty() && !csv.commit(report::render_comparison_csv(c), &werr)) {
+      code = fail(werr);
+    } else if (o.run.json != "-" && o.run.csv != "-") {
+      std::cout << banner << report::render_comparison(c) << std::flush;
+    }
+  }
+  return o.mpi ? job.exit_code(code) : code;
 }
 
 CompareOptions default_comparison(std::string* banner) {

@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "real/runner.h"
 #include "scenario/compare.h"
+#include "scenario/compare_mpi.h"
 #include "scenario/experiment.h"
 
 namespace cli {
@@ -30,6 +31,9 @@ int main_with_args(const std::vector<std::string>& args) {
     real::set_compare_hook(compare_real_with_sim);
     return real::real_main(std::vector<std::string>(args.begin() + 1, args.end()));
   }
+  // Under an MPI or Slurm launcher, a comparison's errors are printed by rank 0 only: every
+  // rank meets the same bad option, and rank 0 learns of any other rank's error.
+  set_quiet_errors((args.empty() || args[0] == "compare") && scenario::launcher_rank() > 0);
   std::string unused_banner;
   const CompareOptions def = default_comparison(&unused_banner);
   CLI::App app{fmt::format("schedlab: a deterministic simulator of the Linux SMP scheduler.\n"
@@ -57,7 +61,9 @@ int main_with_args(const std::vector<std::string>& args) {
   // drift from what a run does; a scenario file's values take their place.
   const scenario::Experiment defaults;
   const std::string machine_help = fmt::format(
-      "machine profile (genoa, vm100, vm50, small4, host), synth:SOCKETSxCORESxSMT[:llc=N] or TOML path (default: {})", defaults.machine);
+      "machine profile (genoa, vm100, vm50, small4, host), a generated "
+      "synth:SOCKETSxCORESxSMT[:llc=CORES] (e.g. synth:8x128x2, 2048 CPUs; see schedlab list "
+      "machines) or a TOML file (default: {})", defaults.machine);
   const std::string duration_help = fmt::format(
       "simulated time with its unit (ns, us, ms, s), e.g. 500ms, 10s (default: {})",
       duration_text(defaults.duration_ns));
@@ -116,11 +122,17 @@ int main_with_args(const std::vector<std::string>& args) {
   opt(cmp, "--also", co.run.also, "NAME[:k=v,...]: another workload alongside (repeatable)");
   opt(cmp, "--json", co.run.json, "write the comparison as JSON ('-' = stdout)");
   opt(cmp, "--csv", co.run.csv, "write every run's values as CSV (setting,metric,unit,seed,value; '-' = stdout)");
+  cmp->add_flag("--mpi", co.mpi,
+                scenario::mpi_built()
+                    ? "share the runs among the ranks of an MPI job (mpirun, srun): rank 0 writes the "
+                      "output, the others nothing (docs/mpi.md)"
+                    : "share the runs among the ranks of an MPI job (not in this build: configure with "
+                      "-DSCHEDLAB_MPI=ON; docs/mpi.md)");
 
   std::string list_what;
   bool list_markdown = false;
   CLI::App* list = app.add_subcommand("list", "List workloads, machines, kernel settings and machine costs");
-  opt(list, "what", list_what, "a workload (its parameters), `settings` or `costs`");
+  opt(list, "what", list_what, "a workload (its parameters), `machines`, `settings` or `costs`");
   list->add_flag("--markdown", list_markdown, "settings or costs as the Markdown table of the docs");
 
   std::string plot_in, plot_out;

@@ -12,8 +12,14 @@
 
 namespace cli {
 
+namespace {
+bool quiet_errors = false;
+}  // namespace
+
+void set_quiet_errors(bool quiet) { quiet_errors = quiet; }
+
 int fail(const std::string& msg) {
-  std::fprintf(stderr, "schedlab: error: %s\n", msg.c_str());
+  if (!quiet_errors) std::fprintf(stderr, "schedlab: error: %s\n", msg.c_str());
   return kExitBadInput;
 }
 

@@ -1,0 +1,1 @@
+schedlab_test(tests/scenario/compare_share_test.cc)
