@@ -4,7 +4,8 @@
 // is a time here; no frequency scaling is modelled), "sleep" a nanosleep, "timer" a
 // clock_nanosleep(TIMER_ABSTIME) to the timer's next period, "lock"/"unlock" futex mutexes,
 // "wait"/"signal"/"broad" futex condition variables, "barrier" a futex barrier, "mem" and
-// "iorun" CPU work at the rates of the workload's parameters, "yield" sched_yield().
+// "iorun" CPU work at the rates of the workload's parameters, "yield" sched_yield(),
+// "suspend"/"resume" a wait on and a broadcast to the condition variable of a thread's name.
 // Reports per task what rt-app's log has per line (one line per phase run): the runs of each
 // phase, the time in run events, and for timers the slack and the wake-up latency.
 #include <algorithm>
@@ -164,6 +165,16 @@ user::Program rt_app_thread(user::Thread& t, Shared* s, ThreadCtx* c) {
               co_await lock(t, s, c, ev.mutex);
               co_await cond_wake(t, s, ev.res, 1);
               co_await cond_wait(t, s, c, ev.res, ev.mutex);
+              co_await unlock_if_held(t, s, c, ev.mutex);
+              break;
+            case RtAppEvent::Suspend:  // rt-app's rtapp_suspend
+              co_await lock(t, s, c, ev.mutex);
+              co_await cond_wait(t, s, c, ev.res, ev.mutex);
+              co_await unlock_if_held(t, s, c, ev.mutex);
+              break;
+            case RtAppEvent::Resume:  // rt-app's rtapp_resume
+              co_await lock(t, s, c, ev.mutex);
+              co_await cond_wake(t, s, ev.res, INT32_MAX);
               co_await unlock_if_held(t, s, c, ev.mutex);
               break;
             case RtAppEvent::Barrier:

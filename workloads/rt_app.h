@@ -12,13 +12,13 @@ namespace workloads {
 // One event of a phase, in the order of the file (rt-app matches an event key by its prefix:
 // "run0", "run1" are both run events).
 struct RtAppEvent {
-  enum Kind { Run, Runtime, Sleep, Timer, Lock, Unlock, Wait, Signal, Broad, Sync, Barrier, Mem, Iorun, Yield };
+  enum Kind { Run, Runtime, Sleep, Timer, Lock, Unlock, Wait, Signal, Broad, Sync, Barrier, Mem, Iorun, Yield, Suspend, Resume };
   Kind kind = Run;
   std::string key;     // as written, for messages
   int64_t value = 0;   // run/runtime/sleep/timer period: us; mem/iorun: bytes
-  int res = -1;        // mutex (lock, unlock), condition (wait, signal, broad, sync), barrier,
-                       // timer index into RtAppDesc's tables
-  int mutex = -1;      // wait, sync: the mutex
+  int res = -1;        // mutex (lock, unlock), condition (wait, signal, broad, sync, suspend,
+                       // resume), barrier, timer: index into RtAppDesc's tables
+  int mutex = -1;      // wait, sync: the mutex; suspend, resume: the mutex of the name
 };
 
 struct RtAppPhase {

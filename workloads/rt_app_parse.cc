@@ -17,40 +17,68 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// json-c (rt-app's reader) takes a comma before '}' or ']'; nlohmann's parser does not, so
-// such commas are dropped first. Strings and comments are left as they are.
-std::string drop_trailing_commas(const std::string& s) {
+// rt-app's inputs as its documentation writes them, made strict JSON for nlohmann's parser:
+// json-c (rt-app's reader) takes a comma before '}' or ']', dropped here; and a key repeated
+// in one object (two "run" events, two phases of one name) is renamed with a number as
+// rt-app's workgen does before it runs rt-app ("run", "run1", ...): rt-app tells an event by
+// the start of its key, so the events stay in the file's order. Strings and comments are kept.
+std::string normalize(const std::string& s) {
   std::string out;
   out.reserve(s.size());
+  struct Level {
+    bool object;
+    std::set<std::string> keys;
+  };
+  std::vector<Level> stack;
+  bool expect_key = false;
+  // Skips white space and comments from i; returns the index of the next other character.
+  auto skip = [&](size_t j) {
+    for (;;) {
+      while (j < s.size() && std::isspace(static_cast<unsigned char>(s[j]))) ++j;
+      if (j + 1 < s.size() && s[j] == '/' && s[j + 1] == '*') {
+        const size_t e = s.find("*/", j + 2);
+        j = e == std::string::npos ? s.size() : e + 2;
+      } else if (j + 1 < s.size() && s[j] == '/' && s[j + 1] == '/') {
+        const size_t e = s.find('\n', j);
+        j = e == std::string::npos ? s.size() : e;
+      } else {
+        return j;
+      }
+    }
+  };
   for (size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
     if (c == '"') {  // a string, escapes included
       size_t j = i + 1;
       while (j < s.size() && s[j] != '"') j += s[j] == '\\' ? 2 : 1;
-      out.append(s, i, std::min(j, s.size() - 1) - i + 1);
+      j = std::min(j, s.size() - 1);
+      std::string tok = s.substr(i, j - i + 1);
+      if (expect_key && !stack.empty() && stack.back().object && skip(j + 1) < s.size() && s[skip(j + 1)] == ':') {
+        std::set<std::string>& keys = stack.back().keys;
+        const std::string key = tok.size() >= 2 ? tok.substr(1, tok.size() - 2) : tok;
+        std::string name = key;
+        for (int n = 1; !keys.insert(name).second; ++n) name = key + std::to_string(n);
+        tok = "\"" + name + "\"";
+      }
+      expect_key = false;
+      out += tok;
       i = j;
     } else if (c == '/' && i + 1 < s.size() && (s[i + 1] == '/' || s[i + 1] == '*')) {
-      const size_t end = s[i + 1] == '/' ? s.find('\n', i) : s.find("*/", i + 2);
-      const size_t stop = end == std::string::npos ? s.size() : end + (s[i + 1] == '/' ? 0 : 2);
+      const size_t stop = skip(i);
       out.append(s, i, stop - i);
       i = stop - 1;
     } else if (c == ',') {
-      size_t j = i + 1;
-      for (;;) {  // skip white space and comments after the comma
-        while (j < s.size() && std::isspace(static_cast<unsigned char>(s[j]))) ++j;
-        if (j + 1 < s.size() && s[j] == '/' && s[j + 1] == '*') {
-          const size_t e = s.find("*/", j + 2);
-          j = e == std::string::npos ? s.size() : e + 2;
-        } else if (j + 1 < s.size() && s[j] == '/' && s[j + 1] == '/') {
-          const size_t e = s.find('\n', j);
-          j = e == std::string::npos ? s.size() : e;
-        } else {
-          break;
-        }
-      }
+      const size_t j = skip(i + 1);
+      expect_key = !stack.empty() && stack.back().object;
       if (j < s.size() && (s[j] == '}' || s[j] == ']')) continue;
       out += c;
     } else {
+      if (c == '{' || c == '[') {
+        stack.push_back({c == '{', {}});
+        expect_key = c == '{';
+      } else if ((c == '}' || c == ']') && !stack.empty()) {
+        stack.pop_back();
+      }
       out += c;
     }
   }
@@ -186,7 +214,8 @@ class Parser {
         {"signal", RtAppEvent::Signal}, {"broad", RtAppEvent::Broad},     {"sync", RtAppEvent::Sync},
         {"sleep", RtAppEvent::Sleep},   {"runtime", RtAppEvent::Runtime}, {"run", RtAppEvent::Run},
         {"timer", RtAppEvent::Timer},   {"mem", RtAppEvent::Mem},         {"iorun", RtAppEvent::Iorun},
-        {"yield", RtAppEvent::Yield},   {"barrier", RtAppEvent::Barrier}};
+        {"yield", RtAppEvent::Yield},   {"barrier", RtAppEvent::Barrier}, {"suspend", RtAppEvent::Suspend},
+        {"resume", RtAppEvent::Resume}};
     const Prefix* p = nullptr;
     for (const Prefix& x : kPrefixes)
       if (key.rfind(x.name, 0) == 0) {
@@ -216,6 +245,15 @@ class Parser {
       case RtAppEvent::Broad:
         if (!get_string(v, path, &s, &err)) return err;
         ev->res = resource(&d_.conds, s);
+        return "";
+      case RtAppEvent::Suspend:
+      case RtAppEvent::Resume:
+        // A condition variable and a mutex of the thread's name (rt-app: "suspend" waits on
+        // them, "resume" broadcasts).
+        if (!get_string(v, path, &s, &err)) return err;
+        if (s.empty()) return error(path, "needs the name of the thread (rt-app's workgen fills it in)");
+        ev->res = resource(&d_.conds, s);
+        ev->mutex = resource(&d_.mutexes, s);
         return "";
       case RtAppEvent::Barrier:
         if (!get_string(v, path, &s, &err)) return err;
@@ -280,9 +318,7 @@ class Parser {
         continue;
       }
       if (task_level && is_task_key(key)) continue;
-      if (key == "fork" || key.rfind("fork", 0) == 0 || key.rfind("suspend", 0) == 0 ||
-          key.rfind("resume", 0) == 0)
-        return error(kp, "event not supported by the simulator");
+      if (key.rfind("fork", 0) == 0) return error(kp, "event not supported by the simulator");
       RtAppEvent ev;
       const std::string e = event(key, v, kp, &ev, used_barriers);
       if (e == "?") {
@@ -421,32 +457,14 @@ class Parser {
 }  // namespace
 
 std::string parse_rt_app(const std::string& text, const std::string& where, RtAppDesc* out) {
-  // Keys must be unique within an object: json-c keeps one of two equal keys, and rt-app's
-  // workgen renames repeats (run0, run1); a repeat here is named rather than dropped.
-  std::vector<std::set<std::string>> keys;
-  std::string dup;
-  const auto cb = [&](int depth, Json::parse_event_t ev, Json& parsed) {
-    if (ev == Json::parse_event_t::object_start) {
-      keys.emplace_back();
-    } else if (ev == Json::parse_event_t::object_end) {
-      if (!keys.empty()) keys.pop_back();
-    } else if (ev == Json::parse_event_t::key && !keys.empty()) {
-      const std::string k = parsed.get<std::string>();
-      if (!keys.back().insert(k).second && dup.empty()) dup = k;
-    }
-    (void)depth;
-    return true;
-  };
   Json j;
   try {
-    j = Json::parse(drop_trailing_commas(text), cb, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+    j = Json::parse(normalize(text), nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
   } catch (const Json::parse_error& e) {
     std::string msg = e.what();
     const size_t colon = msg.find("] ");
     return "rt-app '" + where + "': not valid JSON: " + (colon == std::string::npos ? msg : msg.substr(colon + 2));
   }
-  if (!dup.empty())
-    return "rt-app '" + where + "': " + dup + ": key given twice in one object (number repeats: " + dup + "0, " + dup + "1)";
   RtAppDesc d;
   Parser p(where, &d);
   if (std::string e = p.root(j); !e.empty()) return e;
