@@ -48,6 +48,7 @@ struct Shared {
   std::vector<std::unique_ptr<user::Barrier>> barriers;
   std::vector<TimerState> timers;  // shared timers (a "unique" one's slot is unused)
   std::vector<TaskStats> stats;
+  std::unique_ptr<user::Barrier> start;  // every thread of the run
   int64_t mem_bytes_per_us = 0, iorun_bytes_per_us = 0;
 };
 
@@ -90,6 +91,9 @@ user::Task<> cond_wake(user::Thread& t, Shared* s, int cv, int64_t n) {
 user::Program rt_app_thread(user::Thread& t, Shared* s, ThreadCtx* c) {
   const RtAppTask& task = s->d.tasks[c->task];
   TaskStats& st = s->stats[c->task];
+  // rt-app's threads_barrier: each thread, created with its policy and affinity, waits for
+  // the others to exist; then all start at once.
+  co_await s->start->arrive_and_wait(t);
   if (task.delay_us > 0) co_await t.nanosleep(task.delay_us * 1000);
   // rt-app's t_first: where every timer's first period starts.
   const int64_t t_first = t.now();
@@ -222,6 +226,7 @@ class RtApp : public Workload {
     for (const RtAppTask& t : d.tasks) threads += t.instance;
     if (threads > kMaxThreads)
       return "file: " + std::to_string(threads) + " threads in '" + file + "', more than " + std::to_string(kMaxThreads);
+    s_.start = std::make_unique<user::Barrier>(static_cast<int>(threads));
     tgid_ = k.create_process("rt-app");
     for (size_t ti = 0; ti < d.tasks.size(); ++ti) {
       const RtAppTask& task = d.tasks[ti];
