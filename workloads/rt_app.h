@@ -31,6 +31,7 @@ struct RtAppTask {
   std::string name;
   int instance = 1;
   int loop = -1;       // times the whole list of phases runs; -1 = until the end of the run
+                       // (always, for a task without "phases": rt-app 1.0)
   std::string policy;  // SCHED_OTHER, SCHED_IDLE, SCHED_FIFO, SCHED_RR ("" = default_policy)
   int priority = 0;    // FIFO/RR: 1..99 (default 10); OTHER/IDLE: the nice value
   bool priority_set = false;

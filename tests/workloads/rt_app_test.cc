@@ -36,13 +36,13 @@ std::string parse_error(const std::string& json) {
 }
 
 TEST(RtAppEvents, RunIsMicrosecondsOfCpu) {
-  const report::Results r = run_tasks("run", R"("a": {"loop": 3, "run": 2000})");
+  const report::Results r = run_tasks("run", R"("a": {"loop": 1, "phases": {"p": {"loop": 3, "run": 2000}}})");
   EXPECT_EQ(metric(r, "rt_app_a_loops"), 3);
   EXPECT_NEAR(metric(r, "rt_app_a_run_mean_us"), 2000, 5);  // and the ticks that hit it
 }
 
 TEST(RtAppEvents, RuntimeIsMicrosecondsOfCpu) {
-  const report::Results r = run_tasks("runtime", R"("a": {"loop": 2, "runtime": 1500})");
+  const report::Results r = run_tasks("runtime", R"("a": {"loop": 1, "phases": {"p": {"loop": 2, "runtime": 1500}}})");
   EXPECT_EQ(metric(r, "rt_app_a_loops"), 2);
   EXPECT_NEAR(metric(r, "rt_app_a_run_mean_us"), 1500, 5);
 }
@@ -181,9 +181,15 @@ TEST(RtAppTasks, InstancesLoopsAndPhasesAreCounted) {
   EXPECT_EQ(metric(r, "rt_app_a_loops"), 2 * 3 * 3);
 }
 
+// rt-app 1.0 reads a task without "phases" as one phase of `loop` runs repeated until the end.
+TEST(RtAppTasks, ATaskWithoutPhasesRepeatsUntilTheEnd) {
+  const report::Results r = run_tasks("nophases", R"("a": {"loop": 3, "run": 1000, "sleep": 9000})");
+  EXPECT_EQ(metric(r, "rt_app_a_loops"), 10);
+}
+
 TEST(RtAppTasks, RepeatedEventKeysRunInTheirOrder) {
   // Two "run" keys (what rt-app's workgen numbers run, run1): both run.
-  const report::Results r = run_tasks("repeat", R"("a": {"loop": 1, "run": 1000, "sleep": 10, "run": 2000})");
+  const report::Results r = run_tasks("repeat", R"("a": {"run": 1000, "sleep": 10, "run": 2000})");
   EXPECT_NEAR(metric(r, "rt_app_a_run_mean_us"), 3000, 5);
 }
 
