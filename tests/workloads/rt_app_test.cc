@@ -2,6 +2,7 @@
 // refuses, and rt-app's own example files.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -264,6 +265,21 @@ TEST(RtAppGrammar, RtAppsDocumentedExamplesRun) {
         {"workload=rt-app", "file=" + dir + f, "machine=small4", "duration=50ms"}, {});
     EXPECT_FALSE(r.metrics.empty()) << f;
   }
+}
+
+TEST(RtAppGrammar, TheShippedExampleRuns) {
+  const char* src = std::getenv("SCHEDLAB_SOURCE_DIR");
+  ASSERT_NE(src, nullptr);
+  cli::RunOptions o;
+  o.target = std::string(src) + "/scenarios/rt-app-periodic.json";
+  o.machine = "small4";
+  o.duration = "100ms";
+  scenario::Experiment e;
+  ASSERT_EQ(cli::build_experiment(o, &e), "");
+  report::Results r;
+  ASSERT_EQ(scenario::run(e, &r), "");
+  EXPECT_EQ(metric(r, "rt_app_control_loops"), 9);
+  EXPECT_GT(metric(r, "rt_app_worker_loops"), 0);
 }
 
 }  // namespace
