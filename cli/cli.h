@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "real/rt_app.h"
 #include "real/runner.h"
 #include "scenario/experiment.h"
 
@@ -104,5 +105,10 @@ int do_bench(const std::string& json, const std::string& duration,
 // `schedlab real ... --compare-sim`: runs the simulator on the `host` machine profile with
 // the parameters of a real run and prints both side by side with the relative difference.
 int compare_real_with_sim(const real::Params& p, const real::RunResult& measured);
+// `schedlab real --rt-app FILE --compare-sim` (real::RtAppCompareHook): with measured ==
+// nullptr, checks that the simulator runs the file; then runs it on the host profile (for the
+// file's duration, `duration_s` if > 0, or as long as rt-app ran when the file has none) and
+// prints each task's figures beside rt-app's.
+int compare_rt_app_with_sim(const std::string& json_path, int64_t duration_s, const real::RtAppRun* measured);
 
 }  // namespace cli

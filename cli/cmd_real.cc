@@ -12,7 +12,9 @@
 #include <iostream>
 
 #include "hw/machine.h"
+#include "real/rt_app.h"
 #include "scenario/experiment.h"
+#include "workloads/rt_app.h"
 
 namespace cli {
 
@@ -22,6 +24,21 @@ const char* const kExt[] = {"none", "rfc", "rseq2023", "mainline"};
 std::string rel(double real_v, double sim_v) {
   if (real_v == 0) return sim_v == 0 ? "0%" : "n/a";
   return fmt::format("{:+.1f}%", (sim_v - real_v) / std::fabs(real_v) * 100);
+}
+
+// Models the kernel this host runs, where schedlab has its behaviour (else the default, 7.0).
+void set_host_kernel_version(scenario::Experiment* e) {
+  struct utsname u;
+  if (uname(&u) != 0) return;
+  const std::string rel(u.release);
+  for (const char* v : {"6.12", "6.18", "7.0"})
+    if (rel.rfind(v, 0) == 0 && (rel.size() == std::strlen(v) || rel[std::strlen(v)] == '.' ||
+                                 rel[std::strlen(v)] == '-'))
+      e->kernel_version = v;
+}
+
+std::string duration_arg(int64_t ns) {
+  return ns % 1000000 == 0 ? fmt::format(" --duration {}ms", ns / 1000000) : fmt::format(" --duration {}ns", ns);
 }
 }  // namespace
 
@@ -34,15 +51,7 @@ int compare_real_with_sim(const real::Params& p, const real::RunResult& m) {
     return 2;
   }
   if (!p.cpus.empty()) e.cpus = static_cast<int>(p.cpus.size());
-  // Model the kernel this host runs, where schedlab has its behaviour (else 7.0).
-  struct utsname u;
-  if (uname(&u) == 0) {
-    const std::string rel(u.release);
-    for (const char* v : {"6.12", "6.18", "7.0"})
-      if (rel.rfind(v, 0) == 0 && (rel.size() == std::strlen(v) || rel[std::strlen(v)] == '.' ||
-                                   rel[std::strlen(v)] == '-'))
-        e.kernel_version = v;
-  }
+  set_host_kernel_version(&e);
   e.duration_ns = p.duration_ns;
   std::vector<std::string> sets;
   sets.push_back("ext=" + std::string(kExt[p.mode & 3]));
@@ -102,8 +111,7 @@ int compare_real_with_sim(const real::Params& p, const real::RunResult& m) {
   if (e.cpus > 0) cmd += " --cpus " + std::to_string(e.cpus);
   if (!e.kernel_version.empty()) cmd += " --kernel " + e.kernel_version;
   for (const std::string& a : sets) cmd += " --set " + a;
-  cmd += e.duration_ns % 1000000 == 0 ? fmt::format(" --duration {}ms", e.duration_ns / 1000000)
-                                      : fmt::format(" --duration {}ns", e.duration_ns);
+  cmd += duration_arg(e.duration_ns);
   std::cout << "  (" << cmd << ")\n";
   std::cout << fmt::format("  {:<28} {:>14} {:>14} {:>10}\n", "metric", "real", "simulated", "sim-real");
   for (const Row& row : rows) {
@@ -111,6 +119,42 @@ int compare_real_with_sim(const real::Params& p, const real::RunResult& m) {
     const double sv = sm ? sm->value : 0;
     const std::string diff = row.share ? fmt::format("{:+.3f}", sv - row.real_v) : rel(row.real_v, sv);
     std::cout << fmt::format("  {:<28} {:>14.3f} {:>14.3f} {:>10}\n", row.name, row.real_v, sv, diff);
+  }
+  return 0;
+}
+
+int compare_rt_app_with_sim(const std::string& json_path, int64_t duration_s, const real::RtAppRun* m) {
+  RunOptions o;
+  o.target = json_path;
+  o.machine = "host";
+  scenario::Experiment e;
+  if (std::string err = build_experiment(o, &e); !err.empty()) return fail(err);
+  set_host_kernel_version(&e);
+  if (duration_s > 0) e.duration_ns = duration_s * 1000000000;
+  if (!m) return 0;  // the file runs in the simulator: rt-app may start
+  // A file without a duration ran until its threads ended: simulate as long as it ran.
+  workloads::RtAppDesc d;
+  if (std::string err = workloads::load_rt_app_file(json_path, &d); !err.empty()) return fail(err);
+  if (duration_s <= 0 && d.duration_s <= 0) e.duration_ns = std::max<int64_t>(1000000, std::llround(m->elapsed_s * 1000) * 1000000);
+  report::Results r;
+  if (std::string err = scenario::run(e, &r); !err.empty()) return fail(err);
+  std::cout << fmt::format("\nsimulator (machine host: {} CPUs, kernel {}, HZ={}) vs this run:\n", r.cpus,
+                           r.kernel_version, r.hz);
+  std::cout << "  (schedlab run " << json_path << " --machine host --kernel " << e.kernel_version
+            << duration_arg(e.duration_ns) << ")\n";
+  std::cout << fmt::format("  {:<16} {:<14} {:>12} {:>12} {:>10}\n", "task", "metric", "real", "simulated", "sim-real");
+  for (const real::RtAppTaskSummary& t : m->tasks) {
+    const std::string n = "rt_app_" + workloads::rt_app_metric_name(t.task);
+    const std::pair<const char*, double> rows[] = {
+        {"loops", static_cast<double>(t.loops)}, {"run_mean_us", t.run_mean_us}, {"run_max_us", t.run_max_us},
+        {"slack_mean_us", t.slack_mean_us},      {"wu_lat_mean_us", t.wu_lat_mean_us},
+        {"wu_lat_max_us", t.wu_lat_max_us}};
+    for (const auto& [name, real_v] : rows) {
+      const report::Metric* sm = r.metric(n + "_" + name);
+      if (!sm) continue;  // e.g. no timer in the task: no slack in the simulation
+      std::cout << fmt::format("  {:<16} {:<14} {:>12.1f} {:>12.1f} {:>10}\n", t.task, name, real_v, sm->value,
+                               rel(real_v, sm->value));
+    }
   }
   return 0;
 }

@@ -29,6 +29,7 @@ int main_with_args(const std::vector<std::string>& args) {
   // `schedlab real ...` has its own parser (real/real_main.cc).
   if (!args.empty() && args[0] == "real") {
     real::set_compare_hook(compare_real_with_sim);
+    real::set_rt_app_compare_hook(compare_rt_app_with_sim);
     return real::real_main(std::vector<std::string>(args.begin() + 1, args.end()));
   }
   // Under an MPI or Slurm launcher, a comparison's errors are printed by rank 0 only: every
@@ -44,7 +45,8 @@ int main_with_args(const std::vector<std::string>& args) {
   app.set_version_flag("--version", "schedlab 0.1.0");
   app.require_subcommand(0, 1);
   app.footer("Also: schedlab real <extend-sched2|locktable> [options] runs the workload with real\n"
-             "threads on this host (see schedlab real --help).\n"
+             "threads on this host, schedlab real --rt-app FILE.json runs an rt-app file with rt-app\n"
+             "(see schedlab real --help).\n"
              "Durations take their unit: ns, us, ms or s (500ms, 10s). Exit status 2: bad input or\n"
              "an output file that cannot be written, with one line on stderr naming it.");
 
@@ -72,7 +74,7 @@ int main_with_args(const std::vector<std::string>& args) {
   const std::string kernel_help =
       fmt::format("kernel version: 6.12, 6.18 or 7.0 (default: {})", defaults.kernel_version);
   const std::string target_help = fmt::format(
-      "workload name (see `schedlab list`) or scenario .toml file (default: {})", defaults.workload);
+      "workload name (see `schedlab list`), scenario .toml file or rt-app .json file (default: {})", defaults.workload);
 
   RunOptions ro;
   CLI::App* run = app.add_subcommand("run", "Run a built-in workload or a scenario file");

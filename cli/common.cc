@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "kernel/config.h"
+#include "workloads/rt_app.h"
 #include "workloads/workload.h"
 
 namespace cli {
@@ -45,6 +46,14 @@ std::string build_experiment(const RunOptions& o, scenario::Experiment* out) {
   if (!o.target.empty()) {
     if (workloads::find_workload(o.target)) {
       e.workload = o.target;
+    } else if (o.target.size() > 5 && o.target.compare(o.target.size() - 5, 5, ".json") == 0) {
+      // An rt-app description: the rt-app workload on that file, for its global.duration
+      // (--duration overrides it; -1, until every thread ends, keeps the run's default).
+      workloads::RtAppDesc d;
+      if (std::string err = workloads::load_rt_app_file(o.target, &d); !err.empty()) return err;
+      e.workload = "rt-app";
+      e.params["file"] = o.target;
+      if (d.duration_s > 0) e.duration_ns = d.duration_s * 1000000000;
     } else if (o.target.find(".toml") != std::string::npos || file_exists(o.target)) {
       if (!file_exists(o.target)) return "scenario file '" + o.target + "' does not exist";
       if (std::string err = scenario::load_scenario_file(o.target, &e); !err.empty()) return err;

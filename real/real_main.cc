@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "real/rt_app.h"
 #include "real/runner.h"
 
 namespace real {
@@ -17,6 +18,21 @@ constexpr int kExitBadInput = 2;
 int fail(const std::string& msg) {
   std::fprintf(stderr, "schedlab real: error: %s\n", msg.c_str());
   return kExitBadInput;
+}
+
+// Parses the words after "real" with `app` (CLI11 takes them last first): -1 to go on, else
+// the exit code (help printed, or the one-line error).
+int parse_args(CLI::App& app, const std::vector<std::string>& args) {
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "schedlab real: error: %s (see --help)\n", e.what());
+    return kExitBadInput;
+  }
+  return -1;
 }
 
 // Options one workload takes and the other does not: a clear error beats a silent no-op.
@@ -44,15 +60,7 @@ int mm_cid_cli(const std::vector<std::string>& args) {
   app.add_option("--checks", checks, "reads of mm_cid before the leader fails, 1..1000 (default 10)");
   app.add_option("--busy", busy, "CPU time the leader burns before each sleep (default 0ms)");
   app.add_option("--cpus", cpus, "CPU list, one thread each (default: inherited affinity)");
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  try {
-    app.parse(reversed);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "schedlab real: error: %s\n", e.what());
-    return kExitBadInput;
-  }
+  if (int rc = parse_args(app, args); rc >= 0) return rc;
   if (runs < 1 || runs > 10000) return fail("--runs: must be in 1..10000 (got " + std::to_string(runs) + ")");
   if (checks < 1 || checks > 1000) return fail("--checks: must be in 1..1000 (got " + std::to_string(checks) + ")");
   int64_t period_ns = 0, busy_ns = 0;
@@ -65,14 +73,63 @@ int mm_cid_cli(const std::vector<std::string>& args) {
   return mm_cid_main(runs, period_ns, checks, busy_ns, cpu_list);
 }
 
+// `schedlab real --rt-app FILE.json [--duration S] [--compare-sim]`: rt-app itself runs the
+// file; its logs are summarised per task and, with --compare-sim, set beside the simulator's.
+int rt_app_cli(const std::vector<std::string>& args) {
+  CLI::App app{"Runs an rt-app JSON description with rt-app (Debian's rt-app 1.0) on this host and "
+               "summarises its logs per task (docs/real.md)."};
+  app.name("schedlab real --rt-app");
+  std::string file, duration, binary = "/usr/bin/rt-app";
+  bool compare_sim = false;
+  app.add_option("--rt-app", file, "the rt-app JSON file")->required();
+  app.add_option("--duration", duration,
+                 "whole seconds, e.g. 2s, replacing global.duration (default: the file's)");
+  app.add_option("--rt-app-binary", binary, "the rt-app program (default /usr/bin/rt-app)");
+  std::string timeout;
+  app.add_option("--timeout", timeout,
+                 "wall time after which rt-app is stopped, e.g. 30s (default: the duration and 10s, "
+                 "or 60s without one)");
+  app.add_flag("--compare-sim", compare_sim, "also run the file in the simulator on the host profile");
+  if (int rc = parse_args(app, args); rc >= 0) return rc;
+  int64_t duration_s = 0;
+  if (app.count("--duration")) {
+    int64_t ns = 0;
+    if (std::string err = parse_duration("--duration", duration, &ns); !err.empty()) return fail(err);
+    if (ns <= 0 || ns % 1000000000 != 0)
+      return fail("--duration: rt-app 1.0 takes whole seconds, at least 1s (got '" + duration + "')");
+    duration_s = ns / 1000000000;
+  }
+  int64_t timeout_s = 0;
+  if (app.count("--timeout")) {
+    int64_t ns = 0;
+    if (std::string err = parse_duration("--timeout", timeout, &ns); !err.empty()) return fail(err);
+    if (ns < 1000000000) return fail("--timeout: at least 1s (got '" + timeout + "')");
+    timeout_s = ns / 1000000000;
+  }
+  RtAppCompareHook hook = rt_app_compare_hook();
+  if (compare_sim && hook == nullptr) return fail("--compare-sim: not available in this build");
+  // The simulator's side is checked before rt-app runs, so that a file it cannot model fails
+  // at once.
+  if (compare_sim)
+    if (int rc = hook(file, duration_s, nullptr); rc != 0) return rc;
+  RtAppRun r;
+  if (std::string err = run_rt_app(binary, file, duration_s, timeout_s, &r); !err.empty()) return fail(err);
+  print_rt_app_run(r, std::cout);
+  std::cout.flush();
+  return compare_sim ? hook(file, duration_s, &r) : 0;
+}
+
 }  // namespace
 
 int real_main(const std::vector<std::string>& args) {
   if (!args.empty() && args[0] == "mm_cid_compaction_test") return mm_cid_cli(args);
+  for (const std::string& a : args)
+    if (a == "--rt-app" || a.rfind("--rt-app=", 0) == 0) return rt_app_cli(args);
   CLI::App app{
       "Runs a lock workload with real threads on this host, asking the kernel for time slice "
       "extensions (docs/real.md).\nWorkloads: extend-sched2 (the Dec 2024 benchmark), "
-      "locktable (a database lock table), mm_cid_compaction_test (the mm_cid selftest; its own options)."};
+      "locktable (a database lock table), mm_cid_compaction_test (the mm_cid selftest; its own options).\n"
+      "schedlab real --rt-app FILE.json runs an rt-app description with rt-app (see --rt-app --help)."};
   app.name("schedlab real");
   std::string workload, duration, cpus, query, cs;
   int threads = 0, clients = 0, hogs = 0, locks = 0, mode = 0;
@@ -99,15 +156,7 @@ int real_main(const std::vector<std::string>& args) {
   app.add_option("--cs", cs, "locktable critical section (default 10us)");
   app.add_flag("--compare-sim", compare_sim, "also run the simulator on the same parameters");
 
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  try {
-    app.parse(reversed);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "schedlab real: error: %s\nRun with --help for usage.\n", e.what());
-    return kExitBadInput;
-  }
+  if (int rc = parse_args(app, args); rc >= 0) return rc;
 
   Workload w;
   if (workload == "extend-sched2")

@@ -10,6 +10,7 @@ WorkloadInfo hog_workload();
 WorkloadInfo locktable_workload();
 WorkloadInfo mm_cid_compaction_test_workload();
 WorkloadInfo oltp_workload();
+WorkloadInfo rt_app_workload();
 WorkloadInfo spinlock_workload();
 WorkloadInfo udp_flood_workload();
 WorkloadInfo wakeup_latency_workload();
@@ -23,6 +24,7 @@ const std::vector<WorkloadInfo>& registry() {
       locktable_workload(),
       mm_cid_compaction_test_workload(),
       oltp_workload(),
+      rt_app_workload(),
       spinlock_workload(),
       udp_flood_workload(),
       wakeup_latency_workload()};
