@@ -76,7 +76,8 @@ TEST(RtAppHost, RtAppRunsTheFileAndItsLogsAreRead) {
   EXPECT_EQ(r.tasks[0].task, "periodic");
   EXPECT_EQ(r.tasks[0].threads, 2);
   EXPECT_EQ(r.tasks[0].loops, 40u);
-  EXPECT_GT(r.tasks[0].slack_mean_us, 0);
+  // The slack column was read (on a busy host it may be negative: an overrun).
+  EXPECT_NE(r.tasks[0].slack_mean_us, 0);
   EXPECT_EQ(r.tasks[1].task, "sleeper");
   EXPECT_EQ(r.tasks[1].loops, 10u);
   EXPECT_GT(r.elapsed_s, 0.15);
