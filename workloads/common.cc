@@ -156,7 +156,13 @@ std::string spawn_background(kernel::Kernel& k, uint64_t seed) {
   kernel::TaskAttr attr;
   attr.comm = "background";
   attr.preexisting = true;
+  // The rest of the system is other programs, started from other shells or by the service
+  // manager: never in the scenario's session, so with autogroup never in its group
+  // (task_wants_autogroup() puts a task in its own session's autogroup).
+  const int sid = k.current_session();
+  k.setsid();
   const int tgid = k.create_process("background");
+  k.use_session(sid);
   const double mean_sleep_ns = 1e9 / c.background_wakeups_per_s;
   for (int cpu = 0; cpu < k.nr_cpus(); ++cpu) {
     attr.cpus = {cpu};

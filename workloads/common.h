@@ -70,8 +70,9 @@ std::string spawn_hogs(kernel::Kernel& k, int n, int nice, int policy, uint64_t 
 // The machine's background activity (costs.background_wakeups_per_s, background_run_ns):
 // one thread "background" pinned to each CPU, asleep when the scenario starts (TaskAttr::
 // preexisting), woken by timers due at exponential intervals of mean 1 s / rate (a Poisson
-// process), that runs background_run_ns at each. Nothing when the rate is 0. Returns "" or an
-// error.
+// process), that runs background_run_ns at each. Nothing when the rate is 0. Its process is in
+// a session of its own (other programs'), so with autogroup it is a group of its own. Returns
+// "" or an error.
 std::string spawn_background(kernel::Kernel& k, uint64_t seed);
 
 // A latency distribution as the results report it.

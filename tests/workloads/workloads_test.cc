@@ -127,6 +127,20 @@ TEST(Background, OneThreadPerCpuRunsRateTimesBurst) {
   for (const auto& t : none.tasks) EXPECT_NE(t.comm, "background");
 }
 
+// The background is other programs, in a session of their own: with autogroup its group and
+// the scenario's share a CPU half and half, so a background asking for 45% of the CPU gets it
+// beside four hogs. In the scenario's own autogroup it would be one task of five there.
+TEST(Background, RunsInASessionOfItsOwnSoAutogroupGivesItAGroupOfItsOwn) {
+  const report::Results r = run("hog", {"machine=small4", "cpus=1", "threads=4", "duration=2s",
+                                        "sched_autogroup_enabled=1", "machine.background_wakeups_per_s=1000",
+                                        "machine.background_run_ns=450000"});
+  uint64_t background_ns = 0;
+  for (const auto& t : r.tasks)
+    if (t.comm == "background") background_ns += t.run_ns;
+  EXPECT_NEAR(static_cast<double>(background_ns) / 2e9, 0.45, 0.02);
+  EXPECT_NEAR(metric(r, "hog_cpu_seconds_per_second"), 0.55, 0.03);
+}
+
 TEST(Background, WakeupsWithoutABurstOrOverHalfTheCpuAreErrors) {
   EXPECT_NE(run_error("hog", {"machine=small4", "machine.background_wakeups_per_s=10"})
                 .find("background_run_ns: must be > 0"),
