@@ -97,7 +97,7 @@ TEST(Group, ATasksNiceMovesItsShareWithinItsGroupOnly) {
 // entities (about 512 each), so beside a nice-0 task of the root group on each CPU its
 // tasks get about a third of each CPU.
 TEST(Group, AGroupsSharesAreSplitOverTheCpusItRunsOn) {
-  Sim s(flat_machine(2));
+  Sim s(flat_machine(2), testing_support::no_autogroup());
   const int g = s.k->create_task_group("/g");
   const int g0 = s.spawn(in_group(g, 0), hog);
   const int g1 = s.spawn(in_group(g, 1), hog);
@@ -194,9 +194,9 @@ TEST(Group, AnAutogroupsNiceMovesTheGroup) {
   testing_support::check_invariants(*s.k, 4 * kSec);
 }
 
-// With kernel.sched_autogroup_enabled=0 (the model's default) sessions make no groups.
+// With kernel.sched_autogroup_enabled=0 (boot parameter noautogroup) sessions make no groups.
 TEST(Group, AutogroupDisabledLeavesSessionsInTheRootGroup) {
-  Sim s(flat_machine(1));
+  Sim s(flat_machine(1), testing_support::no_autogroup());
   s.k->setsid();
   s.tgid = s.k->create_process("other-shell");
   const int p = s.spawn(in_group(0), hog);
