@@ -100,5 +100,11 @@ int do_bench(const std::string& json, const std::string& duration,
 // `schedlab real ... --compare-sim`: runs the simulator on the `host` machine profile with
 // the parameters of a real run and prints both side by side with the relative difference.
 int compare_real_with_sim(const real::Params& p, const real::RunResult& measured);
+// The simulation compare_real_with_sim() runs for real run `p` (measured `m`): *out, and the
+// --set assignments it made (for the printed command); `autogroup_enabled` is the host's
+// kernel.sched_autogroup_enabled (host_autogroup_enabled()). "" or an error.
+std::string sim_experiment_for(const real::Params& p, const real::RunResult& m, int autogroup_enabled,
+                               scenario::Experiment* out, std::vector<std::string>* sets_out = nullptr);
+int host_autogroup_enabled();
 
 }  // namespace cli

@@ -141,6 +141,38 @@ TEST(Background, RunsInASessionOfItsOwnSoAutogroupGivesItAGroupOfItsOwn) {
   EXPECT_NEAR(metric(r, "hog_cpu_seconds_per_second"), 0.55, 0.03);
 }
 
+// hogs_as: the hog process in the workload's session (its autogroup), in a new session (an
+// autogroup of its own) or in the cgroup /schedlab-hogs, as schedlab real --hogs-as starts it.
+TEST(Hogs, HogsAsPlacesTheHogProcessInItsSessionOrCgroup) {
+  for (auto as : {workloads::HogsAs::kThreads, workloads::HogsAs::kSession, workloads::HogsAs::kCgroup}) {
+    sim::Engine engine;
+    hw::Machine m;
+    ASSERT_TRUE(hw::load_machine("small4", &m).ok());
+    kernel::KernelImpl k(&engine, m, kernel::default_config(kernel::KernelVersion::V7_0));
+    ASSERT_EQ(workloads::spawn_hogs(k, 2, 0, SCHED_NORMAL, 1, as), "");
+    const int tgid = k.create_process("workload");
+    kernel::TaskAttr attr;
+    attr.comm = "worker";
+    auto th = std::make_unique<user::Thread>(&k, sim::Rng(1, 0));
+    th->start(workloads::hog_program(*th));
+    k.create_thread(tgid, attr, std::move(th));
+    const kernel::task_group* hogs = nullptr;
+    const kernel::task_group* worker = nullptr;
+    for (const auto& t : k.tasks()) (t->comm == "hog" ? hogs : worker) = t->sched_task_group;
+    ASSERT_NE(hogs, nullptr);
+    ASSERT_NE(worker, nullptr);
+    EXPECT_EQ(k.session_of(tgid), 0);  // the workload stays in the scenario's session
+    if (as == workloads::HogsAs::kThreads) {
+      EXPECT_EQ(hogs, worker);
+    } else {
+      EXPECT_NE(hogs, worker);
+      EXPECT_EQ(hogs->path, as == workloads::HogsAs::kSession ? "/autogroup-1" : "/schedlab-hogs");
+    }
+  }
+  EXPECT_EQ(run_error("extend-sched2", {"machine=small4", "hogs=1", "hogs_as=container"}),
+            "hogs_as: expected threads, session or cgroup (got 'container')");
+}
+
 TEST(Background, WakeupsWithoutABurstOrOverHalfTheCpuAreErrors) {
   EXPECT_NE(run_error("hog", {"machine=small4", "machine.background_wakeups_per_s=10"})
                 .find("background_run_ns: must be > 0"),
