@@ -110,5 +110,11 @@ int compare_real_with_sim(const real::Params& p, const real::RunResult& measured
 // file's duration, `duration_s` if > 0, or as long as rt-app ran when the file has none) and
 // prints each task's figures beside rt-app's.
 int compare_rt_app_with_sim(const std::string& json_path, int64_t duration_s, const real::RtAppRun* measured);
+// The simulation compare_real_with_sim() runs for real run `p` (measured `m`): *out, and the
+// --set assignments it made (for the printed command); `autogroup_enabled` is the host's
+// kernel.sched_autogroup_enabled (host_autogroup_enabled()). "" or an error.
+std::string sim_experiment_for(const real::Params& p, const real::RunResult& m, int autogroup_enabled,
+                               scenario::Experiment* out, std::vector<std::string>* sets_out = nullptr);
+int host_autogroup_enabled();
 
 }  // namespace cli

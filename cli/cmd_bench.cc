@@ -89,6 +89,9 @@ int do_bench(const std::string& json, const std::string& duration,
   e.workload = sc->workload;
   e.machine = sc->machine;
   if (std::string err = scenario::set_key(&e, "duration", sc->duration); !err.empty()) return fail(err);
+  // The tasks run in the root group (kernel.sched_autogroup_enabled=0; --set can change it): the
+  // speed measured is that of the flat paths, comparable from build to build.
+  scenario::set_assignment(&e, "sched_autogroup_enabled=0");
   std::string described = std::string(sc->machine) + " " + sc->workload;
   for (const char* s : sc->sets) {
     scenario::set_assignment(&e, s);

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 
 #include "hw/machine.h"
@@ -42,20 +43,31 @@ std::string duration_arg(int64_t ns) {
 }
 }  // namespace
 
-int compare_real_with_sim(const real::Params& p, const real::RunResult& m) {
+// kernel.sched_autogroup_enabled of this host: the sysctl's value, 0 without the file (a
+// kernel built without CONFIG_SCHED_AUTOGROUP).
+int host_autogroup_enabled() {
+  int v = 0;
+  std::ifstream("/proc/sys/kernel/sched_autogroup_enabled") >> v;
+  return v != 0;
+}
+
+std::string sim_experiment_for(const real::Params& p, const real::RunResult& m, int autogroup_enabled,
+                               scenario::Experiment* out, std::vector<std::string>* sets_out) {
   scenario::Experiment e;
   e.machine = "host";
   hw::Machine host;
-  if (hw::LoadResult lr = hw::load_machine("host", &host); !lr.ok()) {
-    std::fprintf(stderr, "schedlab: error: %s\n", lr.error.c_str());
-    return 2;
-  }
+  if (hw::LoadResult lr = hw::load_machine("host", &host); !lr.ok()) return lr.error;
   if (!p.cpus.empty()) e.cpus = static_cast<int>(p.cpus.size());
   set_host_kernel_version(&e);
   e.duration_ns = p.duration_ns;
   std::vector<std::string> sets;
   sets.push_back("ext=" + std::string(kExt[p.mode & 3]));
   sets.push_back("hogs=" + std::to_string(p.hogs));
+  // The hogs where the real run has them: a process of their own in a new session (and
+  // cgroup), or threads beside the workload's; and autogroup as this host has it.
+  if (p.hogs > 0 && p.hogs_as != real::HogsAs::kThreads)
+    sets.push_back("hogs_as=" + std::string(real::hogs_as_name(p.hogs_as)));
+  sets.push_back("sched_autogroup_enabled=" + std::to_string(autogroup_enabled));
   if (p.workload == real::Workload::kExtendSched2) {
     e.workload = "extend-sched2";
     sets.push_back("threads=" + std::to_string(p.threads));
@@ -76,10 +88,19 @@ int compare_real_with_sim(const real::Params& p, const real::RunResult& m) {
     sets.push_back("cs=" + std::to_string(p.cs_ns) + "ns");
   }
   for (const std::string& s : sets)
-    if (std::string err = scenario::set_assignment(&e, s); !err.empty()) {
-      std::fprintf(stderr, "schedlab: error: %s\n", err.c_str());
-      return 2;
-    }
+    if (std::string err = scenario::set_assignment(&e, s); !err.empty()) return err;
+  *out = std::move(e);
+  if (sets_out) *sets_out = std::move(sets);
+  return "";
+}
+
+int compare_real_with_sim(const real::Params& p, const real::RunResult& m) {
+  scenario::Experiment e;
+  std::vector<std::string> sets;
+  if (std::string err = sim_experiment_for(p, m, host_autogroup_enabled(), &e, &sets); !err.empty()) {
+    std::fprintf(stderr, "schedlab: error: %s\n", err.c_str());
+    return 2;
+  }
   report::Results r;
   if (std::string err = scenario::run(e, &r); !err.empty()) {
     std::fprintf(stderr, "schedlab: error: %s\n", err.c_str());

@@ -121,10 +121,10 @@ struct KernelConfig {
   // __pick_eevdf(); no 6.12 stable carries the fix.
   bool wakeup_pick_next_entity = false;
   // kernel.sched_autogroup_enabled (CONFIG_SCHED_AUTOGROUP): each session's tasks form a
-  // task group (kernel/sched/autogroup.cc). Distribution kernels boot with it on; the model's
-  // default is off, so a scenario whose threads all share one session runs flat, as its
-  // figures were computed (docs/model.md, "Task groups").
-  bool sched_autogroup_enabled = false;
+  // task group (kernel/sched/autogroup.cc). 1 as distribution kernels boot (autogroup.c's
+  // sysctl_sched_autogroup_enabled = 1 wherever CONFIG_SCHED_AUTOGROUP=y, as Debian, Ubuntu
+  // and Fedora build); 0 is the `noautogroup` boot parameter (docs/model.md, "Task groups").
+  bool sched_autogroup_enabled = true;
   // The fair deadline server (6.12+): per CPU, fair tasks get this much CPU per period even
   // under RT load (debugfs sched/fair_server/cpuN/{runtime,period}); runtime 0 disables it.
   sim::Time fair_server_runtime_ns = 50000000;

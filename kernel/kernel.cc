@@ -350,6 +350,7 @@ int Kernel::task_group_at(const std::string& path) { return impl(this)->task_gro
 void Kernel::use_task_group(int id) { impl(this)->use_task_group(id); }
 int Kernel::setsid() { return impl(this)->setsid(); }
 void Kernel::use_session(int sid) { impl(this)->use_session(sid); }
+int Kernel::current_session() const { return impl(this)->current_session(); }
 int Kernel::session_of(int tgid) const { return impl(this)->session_of(tgid); }
 void Kernel::set_autogroup_nice(int sid, int nice) { impl(this)->set_autogroup_nice(sid, nice); }
 int Kernel::add_netdev(const NicRxQueueAttr& attr) { return netdev_add(impl(this), attr); }

@@ -73,6 +73,7 @@ class Kernel {
   // created after it; use_session() goes back to one.
   int setsid();
   void use_session(int sid);
+  int current_session() const;  // the session processes are created in
   int session_of(int tgid) const;
   // The session's autogroup nice (-20..19): its group's shares as a task of that nice.
   void set_autogroup_nice(int sid, int nice);

@@ -51,6 +51,7 @@ class KernelImpl final : public Kernel {
   std::vector<TaskGroupStats> task_group_stats() const;
   int setsid();  // kernel/sched/autogroup.cc
   void use_session(int sid) { current_session_ = sid; }
+  int current_session() const { return current_session_; }
   int session_of(int tgid) const;
   void set_autogroup_nice(int sid, int nice);
 

@@ -108,6 +108,26 @@ ParamSpec nice_param(const std::string& name, const std::string& whose) {
   return {name, "0", "nice value of " + whose + " (-20..19)"};
 }
 
+ParamSpec hogs_as_param() {
+  return {"hogs_as", "threads",
+          "where the hogs run, as schedlab real --hogs-as: threads (the workload's session), session "
+          "(a process in a new session: its own autogroup), cgroup (a new session, in the cgroup " +
+              std::string(kHogsCgroup) + ")"};
+}
+
+std::string parse_hogs_as(const Params& p, HogsAs* as) {
+  const std::string v = p.get("hogs_as");
+  if (v == "threads")
+    *as = HogsAs::kThreads;
+  else if (v == "session")
+    *as = HogsAs::kSession;
+  else if (v == "cgroup")
+    *as = HogsAs::kCgroup;
+  else
+    return "hogs_as: expected threads, session or cgroup (got '" + v + "')";
+  return "";
+}
+
 std::string parse_hogs_start(const Params& p, bool* before) {
   const std::string v = p.get("hogs_start");
   if (v != "before" && v != "after") return "hogs_start: expected before or after (got '" + v + "')";
@@ -119,8 +139,7 @@ user::Program hog_program(user::Thread& t) {
   for (;;) co_await t.compute(sim::kNsecPerSec);
 }
 
-std::string spawn_hogs(kernel::Kernel& k, int n, int nice, int policy, uint64_t seed,
-                       std::vector<std::unique_ptr<user::Thread>>*) {
+std::string spawn_hogs(kernel::Kernel& k, int n, int nice, int policy, uint64_t seed, HogsAs as) {
   if (n <= 0) return "";
   kernel::TaskAttr attr;
   attr.comm = "hog";
@@ -128,7 +147,13 @@ std::string spawn_hogs(kernel::Kernel& k, int n, int nice, int policy, uint64_t 
   attr.nice = nice;
   attr.rt_priority = rt_priority_for(policy);
   if (std::string e = k.validate_attr(attr); !e.empty()) return "hog_" + e;
+  // A separate program's process calls setsid() (its own autogroup); in a cgroup it is in
+  // that cgroup's group instead.
+  const int sid = k.current_session();
+  if (as != HogsAs::kThreads) k.setsid();
+  if (as == HogsAs::kCgroup) attr.group = k.task_group_at(kHogsCgroup);
   const int tgid = k.create_process("hog");
+  k.use_session(sid);
   for (int i = 0; i < n; ++i) {
     auto th = std::make_unique<user::Thread>(&k, sim::Rng(seed, 0x400000 + i));
     th->start(hog_program(*th));
@@ -156,7 +181,13 @@ std::string spawn_background(kernel::Kernel& k, uint64_t seed) {
   kernel::TaskAttr attr;
   attr.comm = "background";
   attr.preexisting = true;
+  // The rest of the system is other programs, started from other shells or by the service
+  // manager: never in the scenario's session, so with autogroup never in its group
+  // (task_wants_autogroup() puts a task in its own session's autogroup).
+  const int sid = k.current_session();
+  k.setsid();
   const int tgid = k.create_process("background");
+  k.use_session(sid);
   const double mean_sleep_ns = 1e9 / c.background_wakeups_per_s;
   for (int cpu = 0; cpu < k.nr_cpus(); ++cpu) {
     attr.cpus = {cpu};

@@ -63,15 +63,25 @@ ParamSpec nice_param(const std::string& name, const std::string& whose);
 // hog started beside a benchmark and `schedlab real` do; "after" forks them last. Fork
 // placement makes the order matter (docs/model.md, "Fork placement").
 std::string parse_hogs_start(const Params& p, bool* before);
-// Creates `n` hog threads in a new process "hog"; returns "" or an error.
+// `hogs_as`: where the hog process runs, as `schedlab real --hogs-as` starts it. kThreads
+// ("threads", the default): in the workload's session (with autogroup, in its group);
+// kSession ("session"): in a new session (setsid(), so an autogroup of its own); kCgroup
+// ("cgroup"): in a new session and in the cgroup kHogsCgroup, cpu.weight 100 (a task in a
+// cgroup is in no autogroup: task_wants_autogroup()).
+enum class HogsAs { kThreads, kSession, kCgroup };
+inline constexpr const char* kHogsCgroup = "/schedlab-hogs";
+ParamSpec hogs_as_param();
+std::string parse_hogs_as(const Params& p, HogsAs* as);
+// Creates `n` hog threads in a new process "hog", placed as `as` says; returns "" or an error.
 std::string spawn_hogs(kernel::Kernel& k, int n, int nice, int policy, uint64_t seed,
-                       std::vector<std::unique_ptr<user::Thread>>* keep_none = nullptr);
+                       HogsAs as = HogsAs::kThreads);
 
 // The machine's background activity (costs.background_wakeups_per_s, background_run_ns):
 // one thread "background" pinned to each CPU, asleep when the scenario starts (TaskAttr::
 // preexisting), woken by timers due at exponential intervals of mean 1 s / rate (a Poisson
-// process), that runs background_run_ns at each. Nothing when the rate is 0. Returns "" or an
-// error.
+// process), that runs background_run_ns at each. Nothing when the rate is 0. Its process is in
+// a session of its own (other programs'), so with autogroup it is a group of its own. Returns
+// "" or an error.
 std::string spawn_background(kernel::Kernel& k, uint64_t seed);
 
 // A latency distribution as the results report it.

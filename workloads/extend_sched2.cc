@@ -130,8 +130,10 @@ class ExtendSched2 : public Workload {
     attr.comm = "extend-sched2";
     bool hogs_before = true;
     if (std::string e = parse_hogs_start(p, &hogs_before); !e.empty()) return e;
+    HogsAs hogs_as = HogsAs::kThreads;
+    if (std::string e = parse_hogs_as(p, &hogs_as); !e.empty()) return e;
     if (hogs_before)
-      if (std::string e = spawn_hogs(k, hogs_, 0, SCHED_NORMAL, seed); !e.empty()) return e;
+      if (std::string e = spawn_hogs(k, hogs_, 0, SCHED_NORMAL, seed, hogs_as); !e.empty()) return e;
     tgid_ = k.create_process("extend-sched2");
     for (int i = 0; i < threads; ++i) {
       workers_.push_back(std::make_unique<Worker>(abi_));
@@ -153,7 +155,7 @@ class ExtendSched2 : public Workload {
                   threads, nobj, hogs_, static_cast<int>(abi_), kernel::slice_ext_abi_name(abi_),
                   s_.cs.mean() / 1e6);
     notices_.insert(notices_.begin(), line);
-    return hogs_before ? "" : spawn_hogs(k, hogs_, 0, SCHED_NORMAL, seed);
+    return hogs_before ? "" : spawn_hogs(k, hogs_, 0, SCHED_NORMAL, seed, hogs_as);
   }
 
   void report(const kernel::KernelStats& ks, sim::Time duration, report::Results* r) override {
@@ -233,6 +235,7 @@ WorkloadInfo extend_sched2_workload() {
            {"cs", "0", "critical section (0 = the machine's cs_loop_3m_ns: 3,000,000 -O0 iterations)"},
            {"hogs", "0", "CPU hog threads beside the workers (-1 = one per CPU, as reported)"},
            hogs_start_param(),
+           hogs_as_param(),
            ext_param("the workers use"),
            {"mode", "", "the original's mode 0..3 (none, rfc, rseq2023, mainline); wins over ext"},
            {"start_gap", "0", "time between two worker starts (pthread_create in a loop)"}},

@@ -100,6 +100,8 @@ class LockTable : public Workload {
     if (std::string e = k.validate_attr(attr); !e.empty()) return e;
     bool hogs_before = true;
     if (std::string e = parse_hogs_start(p, &hogs_before); !e.empty()) return e;
+    HogsAs hogs_as = HogsAs::kThreads;
+    if (std::string e = parse_hogs_as(p, &hogs_as); !e.empty()) return e;
     if (!hogs_before && !lead.always_zero())
       return "hogs_lead: needs hogs_start=before (got hogs_start=after)";
     // The hog program started this long before the clients (from another shell): drawn once
@@ -107,7 +109,7 @@ class LockTable : public Workload {
     sim::Rng lead_rng(seed, kHogsLeadStream);
     lead_ns_ = lead.sample(lead_rng);
     if (hogs_before)
-      if (std::string e = spawn_hogs(k, hogs, hog_nice, hog_policy, seed); !e.empty()) return e;
+      if (std::string e = spawn_hogs(k, hogs, hog_nice, hog_policy, seed, hogs_as); !e.empty()) return e;
     tgid_ = k.create_process("locktable");
     for (int i = 0; i < clients; ++i) {
       clients_.push_back(std::make_unique<Client>(abi_));
@@ -122,7 +124,7 @@ class LockTable : public Workload {
       std::snprintf(line + std::strlen(line), sizeof(line) - std::strlen(line),
                     ", clients started %.3f ms after the hogs", static_cast<double>(lead_ns_) / 1e6);
     summary_ = line;
-    return hogs_before ? "" : spawn_hogs(k, hogs, hog_nice, hog_policy, seed);
+    return hogs_before ? "" : spawn_hogs(k, hogs, hog_nice, hog_policy, seed, hogs_as);
   }
 
   void report(const kernel::KernelStats& ks, sim::Time run, report::Results* r) override {
@@ -156,6 +158,7 @@ WorkloadInfo locktable_workload() {
           {{"clients", "0", "client threads (0 = 300 scaled to the machine: 300 on the 384-CPU genoa)"},
            {"hogs", "auto", "CPU hogs (auto = 400 scaled to the machine; -1 = one per CPU; 0 = none)"},
            hogs_start_param(),
+           hogs_as_param(),
            {"hogs_lead", "0", "time the hogs run before the clients are forked (a duration or distribution, drawn once per seed); the clients' rates are over the rest of the run"},
            {"locks", "1", "table spin locks; client i uses lock i % locks"},
            {"query", "exp:1ms", "work of one SQL execution outside the lock"},

@@ -289,7 +289,7 @@ TEST(Fair, SetpriorityScalesASleepersLagAndPeltLoadByTheWeightRatio) {
 // its deadline is the rescaled request ahead of its vruntime.
 TEST(Fair, SetpriorityOnAQueuedTaskRescalesItsLagAndRelativeDeadline) {
   for (auto v : {kernel::KernelVersion::V6_12, kernel::KernelVersion::V6_18, kernel::KernelVersion::V7_0}) {
-    Sim s(flat_machine(2), kernel::default_config(v));
+    Sim s(flat_machine(2), testing_support::no_autogroup(kernel::default_config(v)));
     s.spawn(pinned(0), hog);
     const int b = s.spawn(pinned(0), hog);
     bool checked = false;
@@ -385,7 +385,7 @@ int spawn_delayed_blocker_and_hog(Sim& s, kernel::UserWord* w) {
 // A delayed task (blocked while ineligible, still queued) dequeued and enqueued around a
 // nice change comes back delayed: queued, not runnable, not counted in nr_running.
 TEST(Fair, SetpriorityOnADelayedTaskLeavesItDelayedAndNotRunnable) {
-  Sim s(flat_machine(2));
+  Sim s(flat_machine(2), testing_support::no_autogroup());
   kernel::UserWord w;
   const int b = spawn_delayed_blocker_and_hog(s, &w);
   bool checked = false;

@@ -97,7 +97,7 @@ TEST(Group, ATasksNiceMovesItsShareWithinItsGroupOnly) {
 // entities (about 512 each), so beside a nice-0 task of the root group on each CPU its
 // tasks get about a third of each CPU.
 TEST(Group, AGroupsSharesAreSplitOverTheCpusItRunsOn) {
-  Sim s(flat_machine(2));
+  Sim s(flat_machine(2), testing_support::no_autogroup());
   const int g = s.k->create_task_group("/g");
   const int g0 = s.spawn(in_group(g, 0), hog);
   const int g1 = s.spawn(in_group(g, 1), hog);
@@ -194,9 +194,27 @@ TEST(Group, AnAutogroupsNiceMovesTheGroup) {
   testing_support::check_invariants(*s.k, 4 * kSec);
 }
 
-// With kernel.sched_autogroup_enabled=0 (the model's default) sessions make no groups.
+// kernel.sched_autogroup_enabled is 1 by default, as distribution kernels boot
+// (autogroup.c's sysctl_sched_autogroup_enabled = 1): a scenario's threads, all in the shell's
+// session, run in that session's autogroup, and the kernel threads (init's session) in the
+// root group.
+TEST(Group, AutogroupIsOnByDefaultAndTheScenariosSessionIsOneGroup) {
+  for (auto v : kVersions) {
+    EXPECT_TRUE(kernel::default_config(v).sched_autogroup_enabled) << kernel::version_name(v);
+    Sim s(flat_machine(2), kernel::default_config(v));
+    const int a = s.spawn(in_group(0), hog);
+    const int b = s.spawn(in_group(0), hog);
+    ASSERT_NE(s.task(a).sched_task_group, nullptr);
+    EXPECT_EQ(s.task(a).sched_task_group, s.task(b).sched_task_group);
+    EXPECT_EQ(s.task(a).sched_task_group->path, "/autogroup-0");
+    for (const auto& t : s.k->tasks())
+      if (t->comm.rfind("ksoftirqd", 0) == 0) EXPECT_EQ(t->sched_task_group, nullptr);
+  }
+}
+
+// With kernel.sched_autogroup_enabled=0 (boot parameter noautogroup) sessions make no groups.
 TEST(Group, AutogroupDisabledLeavesSessionsInTheRootGroup) {
-  Sim s(flat_machine(1));
+  Sim s(flat_machine(1), testing_support::no_autogroup());
   s.k->setsid();
   s.tgid = s.k->create_process("other-shell");
   const int p = s.spawn(in_group(0), hog);

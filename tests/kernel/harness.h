@@ -39,6 +39,15 @@ inline hw::Machine flat_machine(int cpus) {
   return m;
 }
 
+// cfg with kernel.sched_autogroup_enabled=0, so the test's tasks are in the root group: for
+// tests that pin what the root runqueue itself holds (with autogroup, the default, it holds
+// the session's group entity instead).
+inline kernel::KernelConfig no_autogroup(
+    kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0)) {
+  cfg.sched_autogroup_enabled = false;
+  return cfg;
+}
+
 struct Sim {
   sim::Engine engine;
   std::unique_ptr<kernel::KernelImpl> k;

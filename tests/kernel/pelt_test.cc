@@ -77,7 +77,7 @@ TEST(Pelt, AHogAloneConvergesToFullLoadAndUtilisation) {
 }
 
 TEST(Pelt, TwoHogsOnOneCpuRunHalfTheTimeAndAreRunnableAllOfIt) {
-  Sim s(testing_support::flat_machine(1));
+  Sim s(testing_support::flat_machine(1), testing_support::no_autogroup());
   const int a = s.spawn({}, hog), b = s.spawn({}, hog);
   s.run(1000 * kNsecPerMsec);
   for (int pid : {a, b}) {
@@ -158,7 +158,7 @@ TEST(Pelt, RunqueueSumsHoldWhenTasksWakeOnOtherCpus) {
   hw::Machine m;
   ASSERT_TRUE(hw::load_machine("genoa", &m).ok());
   ASSERT_TRUE(hw::restrict_cpus(&m, 16).ok());
-  Sim s(m);
+  Sim s(m, testing_support::no_autogroup());
   for (int i = 0; i < 24; ++i) s.spawn({}, duty(1 + i % 3, 2 + i % 5));
   EXPECT_GT(check_runqueue_sums(s, 300 * kNsecPerMsec), 100u);
 }
@@ -166,7 +166,7 @@ TEST(Pelt, RunqueueSumsHoldWhenTasksWakeOnOtherCpus) {
 // Exact timers: the check decays the hogs' averages from their last update, which is exact
 // when every CPU's last tick came at `end`, not a jittered few microseconds after it.
 TEST(Pelt, RunqueueSumsHoldWhenTheBalancerMovesQueuedTasks) {
-  Sim s(testing_support::exact_timers(testing_support::flat_machine(4)));
+  Sim s(testing_support::exact_timers(testing_support::flat_machine(4)), testing_support::no_autogroup());
   for (int i = 0; i < 10; ++i) {  // hogs never sleep: every move is the balancer's
     kernel::TaskAttr a;
     a.nice = i % 5 - 2;

@@ -138,6 +138,52 @@ TEST(Background, OneThreadPerCpuRunsRateTimesBurst) {
   for (const auto& t : none.tasks) EXPECT_NE(t.comm, "background");
 }
 
+// The background is other programs, in a session of their own: with autogroup its group and
+// the scenario's share a CPU half and half, so a background asking for 45% of the CPU gets it
+// beside four hogs. In the scenario's own autogroup it would be one task of five there.
+TEST(Background, RunsInASessionOfItsOwnSoAutogroupGivesItAGroupOfItsOwn) {
+  const report::Results r = run("hog", {"machine=small4", "cpus=1", "threads=4", "duration=2s",
+                                        "sched_autogroup_enabled=1", "machine.background_wakeups_per_s=1000",
+                                        "machine.background_run_ns=450000"});
+  uint64_t background_ns = 0;
+  for (const auto& t : r.tasks)
+    if (t.comm == "background") background_ns += t.run_ns;
+  EXPECT_NEAR(static_cast<double>(background_ns) / 2e9, 0.45, 0.02);
+  EXPECT_NEAR(metric(r, "hog_cpu_seconds_per_second"), 0.55, 0.03);
+}
+
+// hogs_as: the hog process in the workload's session (its autogroup), in a new session (an
+// autogroup of its own) or in the cgroup /schedlab-hogs, as schedlab real --hogs-as starts it.
+TEST(Hogs, HogsAsPlacesTheHogProcessInItsSessionOrCgroup) {
+  for (auto as : {workloads::HogsAs::kThreads, workloads::HogsAs::kSession, workloads::HogsAs::kCgroup}) {
+    sim::Engine engine;
+    hw::Machine m;
+    ASSERT_TRUE(hw::load_machine("small4", &m).ok());
+    kernel::KernelImpl k(&engine, m, kernel::default_config(kernel::KernelVersion::V7_0));
+    ASSERT_EQ(workloads::spawn_hogs(k, 2, 0, SCHED_NORMAL, 1, as), "");
+    const int tgid = k.create_process("workload");
+    kernel::TaskAttr attr;
+    attr.comm = "worker";
+    auto th = std::make_unique<user::Thread>(&k, sim::Rng(1, 0));
+    th->start(workloads::hog_program(*th));
+    k.create_thread(tgid, attr, std::move(th));
+    const kernel::task_group* hogs = nullptr;
+    const kernel::task_group* worker = nullptr;
+    for (const auto& t : k.tasks()) (t->comm == "hog" ? hogs : worker) = t->sched_task_group;
+    ASSERT_NE(hogs, nullptr);
+    ASSERT_NE(worker, nullptr);
+    EXPECT_EQ(k.session_of(tgid), 0);  // the workload stays in the scenario's session
+    if (as == workloads::HogsAs::kThreads) {
+      EXPECT_EQ(hogs, worker);
+    } else {
+      EXPECT_NE(hogs, worker);
+      EXPECT_EQ(hogs->path, as == workloads::HogsAs::kSession ? "/autogroup-1" : "/schedlab-hogs");
+    }
+  }
+  EXPECT_EQ(run_error("extend-sched2", {"machine=small4", "hogs=1", "hogs_as=container"}),
+            "hogs_as: expected threads, session or cgroup (got 'container')");
+}
+
 TEST(Background, WakeupsWithoutABurstOrOverHalfTheCpuAreErrors) {
   EXPECT_NE(run_error("hog", {"machine=small4", "machine.background_wakeups_per_s=10"})
                 .find("background_run_ns: must be > 0"),
