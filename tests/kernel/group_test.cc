@@ -208,7 +208,9 @@ TEST(Group, AutogroupIsOnByDefaultAndTheScenariosSessionIsOneGroup) {
     EXPECT_EQ(s.task(a).sched_task_group, s.task(b).sched_task_group);
     EXPECT_EQ(s.task(a).sched_task_group->path, "/autogroup-0");
     for (const auto& t : s.k->tasks())
-      if (t->comm.rfind("ksoftirqd", 0) == 0) EXPECT_EQ(t->sched_task_group, nullptr);
+      if (t->comm.rfind("ksoftirqd", 0) == 0) {
+        EXPECT_EQ(t->sched_task_group, nullptr);
+      }
   }
 }
 
