@@ -45,13 +45,35 @@ void udp_rmem_release(udp_sock* us, int size) {
   us->forward_deficit = 0;
 }
 
+// A datagram on the queue at clock point `at` (its NET_RX work has ended).
+bool udp_head_visible(const udp_sock* us, sim::Time at) {
+  return us->count > 0 && us->ring[us->head].enqueued <= at;
+}
+
+// sock_def_readable() at `at`: wake the oldest waiter then (at once if `at` has passed).
+void udp_wake_at(udp_sock* us, sim::Time at) {
+  if (us->wait.empty() || us->wake_timer.armed) return;
+  us->k->engine()->arm(&us->wake_timer, std::max(at, us->k->now()));
+}
+
+// The wake-up itself, on the CPU that queued the datagram: one exclusive waiter, which leaves
+// the queue (receiver_wake_function() -> autoremove_wake_function()).
+void udp_wake_fn(sim::Timer* t, sim::Time) {
+  udp_sock* us = static_cast<udp_sock*>(t->ctx);
+  if (us->wait.empty()) return;
+  task_struct* p = us->wait.front();
+  us->wait.erase(us->wait.begin());
+  rq* rq = us->k->rq_of(us->wake_cpu);
+  us->k->set_current(rq->curr, rq->cpu);
+  try_to_wake_up(us->k, p, WF_SYNC);  // wake_up_interruptible_sync_poll()
+}
+
 // __skb_try_recv_from_queue() on the reader queue, refilled from sk_receive_queue
 // (skb_queue_splice_tail_init()) when empty; the skb's destructor releases its memory.
-bool udp_dequeue(udp_sock* us, udp_skb* out) {
-  if (us->reader == 0) {
-    if (us->count == 0) return false;
-    us->reader = us->count;
-  }
+// Only a datagram already queued at clock point `at` is taken.
+bool udp_dequeue(udp_sock* us, sim::Time at, udp_skb* out) {
+  if (!udp_head_visible(us, at)) return false;
+  if (us->reader == 0) us->reader = us->count;
   *out = us->ring[us->head];
   us->head = us->head + 1 == us->ring.size() ? 0 : us->head + 1;
   us->count--;
@@ -71,13 +93,16 @@ int64_t sys_recvmsg(rq* rq, task_struct* p, const UserAction& a) {
   udp_skb skb;
   for (;;) {
     local_bh_disable(rq);  // spin_lock_bh(&up->reader_queue.lock)
-    const bool got = udp_dequeue(us, &skb);
+    const bool got = udp_dequeue(us, kernel_clock(rq, rq->k->now()), &skb);
     local_bh_enable(rq);   // spin_unlock_bh(): pending softirqs run (or are handed off) here
     if (got) break;
-    if (us->count > 0) continue;  // __skb_wait_for_more_packets(): the queue changed, no sleep
+    // __skb_wait_for_more_packets(): the queue changed meanwhile, no sleep.
+    if (udp_head_visible(us, kernel_clock(rq, rq->k->now()))) continue;
     // prepare_to_wait_exclusive() at the tail of sk_wq, schedule_timeout(): the handler goes
-    // on where it slept (it runs again) when sock_def_readable() wakes the task.
+    // on where it slept (it runs again) when sock_def_readable() wakes the task. A datagram
+    // whose NET_RX work is still running wakes it when it ends.
     us->wait.push_back(p);
+    if (us->count > 0) udp_wake_at(us, us->ring[us->head].enqueued);
     us->stats.recvmsg_blocked++;
     p->__state = TASK_INTERRUPTIBLE;
     p->exec = ExecKind::SyscallEntry;
@@ -113,6 +138,9 @@ int udp_sock_add(KernelImpl* k, const UdpSockAttr& a) {
   // rcvbuf / truesize + 1 datagrams are queued at once.
   us->ring.resize(static_cast<size_t>(a.rcvbuf / a.truesize) + 1);
   us->wait.reserve(16);
+  us->k = k;
+  us->wake_timer.ctx = us.get();
+  us->wake_timer.fn = udp_wake_fn;
   net->socks.push_back(std::move(us));
   return static_cast<int>(net->socks.size()) - 1;
 }
@@ -137,12 +165,8 @@ void udp_queue_rcv_skb(rq* rq, int sock, sim::Time arrival, sim::Time at, int le
   us->count++;
   us->stats.enqueued++;
   us->stats.queue_max = std::max<uint64_t>(us->stats.queue_max, us->count);
-  // sock_def_readable(): skwq_has_sleeper() -> wake one exclusive waiter, which leaves the
-  // queue (receiver_wake_function() -> autoremove).
-  if (us->wait.empty()) return;
-  task_struct* t = us->wait.front();
-  us->wait.erase(us->wait.begin());
-  try_to_wake_up(rq->k, t, WF_SYNC);
+  us->wake_cpu = rq->cpu;
+  udp_wake_at(us, at);  // sock_def_readable(): skwq_has_sleeper() -> wake one waiter
 }
 
 void register_net_syscalls() { register_syscall(NR_recvmsg, sys_recvmsg); }

@@ -8,6 +8,7 @@
 
 #include "kernel/net.h"
 #include "kernel/sched/sched.h"
+#include "sim/engine.h"
 
 namespace kernel {
 
@@ -32,6 +33,12 @@ struct udp_sock {
   std::vector<udp_skb> ring;
   size_t head = 0, count = 0, reader = 0;
   std::vector<task_struct*> wait;  // sk_wq's exclusive waiters, oldest first (reserved)
+  // A NET_RX pass is charged at once from its start, but each datagram joins the queue at the
+  // end of its own work: it is visible to recvmsg() from then, and sock_def_readable() wakes
+  // a waiter then, on the CPU that queued it (wake_cpu).
+  sim::Timer wake_timer;
+  KernelImpl* k = nullptr;
+  int wake_cpu = 0;
   UdpSockStats stats;
 };
 
