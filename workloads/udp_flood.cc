@@ -366,6 +366,10 @@ class UdpFlood : public Workload {
         "softirq work run on top of the server threads (hardirq exits and their local_bh_enable())");
     put("server_bh_softirq_share", run > 0 ? bh / run : 0, "share",
         "share of the server's run time spent in softirq work inside its recvmsg()'s local_bh_enable()");
+    put("app_receive_p50_us", static_cast<double>(server_.latency.percentile(0.5)) / 1e3, "us",
+        "median latency from a datagram's arrival at the NIC to the recvmsg() that returned it");
+    put("app_receive_p99_us", static_cast<double>(server_.latency.percentile(0.99)) / 1e3, "us",
+        "its 99th percentile");
     r->latencies.push_back(latency_summary("app_receive", server_.latency));
   }
 
