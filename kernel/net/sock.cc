@@ -56,16 +56,23 @@ void udp_wake_at(udp_sock* us, sim::Time at) {
   us->k->engine()->arm(&us->wake_timer, std::max(at, us->k->now()));
 }
 
-// The wake-up itself, on the CPU that queued the datagram: one exclusive waiter, which leaves
-// the queue (receiver_wake_function() -> autoremove_wake_function()).
-void udp_wake_fn(sim::Timer* t, sim::Time) {
+// The wake-ups, on the CPU that queued the datagrams: each datagram queued while tasks sleep
+// on the socket wakes one of them, the oldest (exclusive waiters; receiver_wake_function() ->
+// autoremove_wake_function() takes it off the queue). One per datagram now on the queue, and
+// again at the next one's enqueue while tasks still sleep.
+void udp_wake_fn(sim::Timer* t, sim::Time now) {
   udp_sock* us = static_cast<udp_sock*>(t->ctx);
-  if (us->wait.empty()) return;
-  task_struct* p = us->wait.front();
-  us->wait.erase(us->wait.begin());
   rq* rq = us->k->rq_of(us->wake_cpu);
-  us->k->set_current(rq->curr, rq->cpu);
-  try_to_wake_up(us->k, p, WF_SYNC);  // wake_up_interruptible_sync_poll()
+  size_t i = 0, pos = us->head;
+  while (!us->wait.empty() && i < us->count && us->ring[pos].enqueued <= now) {
+    task_struct* p = us->wait.front();
+    us->wait.erase(us->wait.begin());
+    us->k->set_current(rq->curr, rq->cpu);
+    try_to_wake_up(us->k, p, WF_SYNC);  // wake_up_interruptible_sync_poll()
+    ++i;
+    pos = pos + 1 == us->ring.size() ? 0 : pos + 1;
+  }
+  if (!us->wait.empty() && i < us->count) us->k->engine()->arm(&us->wake_timer, us->ring[pos].enqueued);
 }
 
 // __skb_try_recv_from_queue() on the reader queue, refilled from sk_receive_queue
@@ -137,7 +144,7 @@ int udp_sock_add(KernelImpl* k, const UdpSockAttr& a) {
   // Admitted while sk_rmem_alloc <= sk_rcvbuf, each charging at least truesize: at most
   // rcvbuf / truesize + 1 datagrams are queued at once.
   us->ring.resize(static_cast<size_t>(a.rcvbuf / a.truesize) + 1);
-  us->wait.reserve(16);
+  us->wait.reserve(64);  // udp-flood's most server threads
   us->k = k;
   us->wake_timer.ctx = us.get();
   us->wake_timer.fn = udp_wake_fn;

@@ -74,6 +74,26 @@ TEST(Socket, DatagramDeliveredByNetRxWakesABlockedRecvmsg) {
   EXPECT_TRUE(sk(s, sock).wait.empty());
 }
 
+// sock_def_readable() wakes one exclusive waiter per datagram: two threads asleep on the
+// socket, two datagrams in one burst, and each thread returns with one of them; a third
+// thread stays asleep.
+TEST(Socket, EachQueuedDatagramWakesOneSleepingReader) {
+  Sim s(exact_timers(flat_machine(4)), net_cfg());
+  const int sock = s.k->add_udp_socket({});
+  int got[3] = {0, 0, 0};
+  for (int i = 0; i < 3; ++i)
+    s.spawn(on_cpu(1 + i, "server"), [&got, i, sock](user::Thread& t) -> user::Program {
+      if (co_await t.recvmsg(sock, 64) == 64) got[i]++;
+    }, /*start=*/static_cast<sim::Time>(i) * kUs);
+  s.k->add_netdev(burst_to(sock, 2, 1 * kMs));
+  s.run(5 * kMs);
+  EXPECT_EQ(got[0], 1);
+  EXPECT_EQ(got[1], 1);
+  EXPECT_EQ(got[2], 0);
+  EXPECT_EQ(sk(s, sock).wait.size(), 1u);
+  EXPECT_EQ(kernel::udp_sock_stats(*s.k, sock).received, 2u);
+}
+
 // __udp_enqueue_schedule_skb() admits a datagram while sk_rmem_alloc <= sk_rcvbuf (so one
 // more than fits) and drops the rest, counting them (sk_drops, UDP RcvbufErrors); nothing
 // reads the socket here. rcvbuf 3072, truesize 768: 5 of 10 are queued.
