@@ -35,10 +35,14 @@ struct Costs {
   sim::Time mm_cid_scan_cpu_ns = 200;
   // Networking (kernel/net/): a NIC receive interrupt's handler (ack, napi_schedule()); one
   // received packet's NET_RX work, driver poll to the socket enqueue (napi_poll() per packet);
-  // the kernel path of one small UDP sendto(), udp_sendmsg() to the driver's xmit.
+  // the kernel path of one small UDP sendto(), udp_sendmsg() to the driver's xmit; the
+  // kernel path of one UDP recvmsg() that finds a datagram, without the copy to user, and
+  // the copy (skb_copy_datagram_msg()) in picoseconds per byte.
   sim::Time net_rx_irq_ns = 1000;
   sim::Time net_rx_packet_ns = 500;
   sim::Time udp_sendto_ns = 1500;
+  sim::Time udp_recvmsg_ns = 1000;
+  int copy_to_user_ps_per_byte = 100;
   // How long a parent takes to create one thread (pthread_create(): clone() and the stack):
   // threads a workload starts at the same time are forked this far apart (Kernel::create_thread).
   sim::Time clone_ns = 0;

@@ -53,6 +53,15 @@ const std::vector<CostSetting> kCosts = {
     SCHEDLAB_NS_COST(udp_sendto_ns,
                      "the kernel path of one small UDP `sendto()` inside its BH-disabled section "
                      "(`scripts/measure-softirq` measures it on loopback)"),
+    SCHEDLAB_NS_COST(udp_recvmsg_ns,
+                     "the kernel path of one UDP `recvmsg()` that finds a datagram "
+                     "(`__skb_recv_udp()`, `skb_consume_udp()`), without the copy to user "
+                     "(docs/softirq.md)"),
+    // 100 ns a byte would be a copy at 10 MB/s: surely a unit mistake.
+    {"copy_to_user_ps_per_byte", CostType::Int, 0, 100000,
+     "copying a received datagram to user memory (`skb_copy_datagram_msg()`), picoseconds "
+     "per byte",
+     get_cost<&Costs::copy_to_user_ps_per_byte>, set_cost_field<&Costs::copy_to_user_ps_per_byte>},
     SCHEDLAB_NS_COST(line_smt_ns, "one cache-line transfer between SMT siblings (`Machine::line_transfer_ns`)"),
     SCHEDLAB_NS_COST(line_llc_ns, "one cache-line transfer within an LLC"),
     SCHEDLAB_NS_COST(line_xllc_ns, "one cache-line transfer across LLCs of a socket"),

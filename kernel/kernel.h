@@ -83,6 +83,11 @@ class Kernel {
   int add_netdev(const NicRxQueueAttr& attr);
   // "" if attr fits this kernel and machine, else one line naming the bad field and value.
   std::string validate_netdev(const NicRxQueueAttr& attr) const;
+  // Adds a bound UDP socket (kernel/net/sock.cc) that flows deliver to (NetFlowAttr::sock)
+  // and threads read with recvmsg(). Returns its index, also in KernelStats::sockets.
+  // REQUIRES: validated.
+  int add_udp_socket(const UdpSockAttr& attr);
+  std::string validate_udp_socket(const UdpSockAttr& attr) const;
 
   // Starts the periodic ticks; call once before the engine runs.
   void start();

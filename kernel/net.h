@@ -1,6 +1,8 @@
 // What the layers above give and read of the network model (kernel/net/): a NIC receive
-// queue to add to a machine (NicRxQueueAttr, Kernel::add_netdev()), and what it counted
-// (NetRxStats, in KernelStats::netdevs).
+// queue to add to a machine (NicRxQueueAttr, Kernel::add_netdev()) and what it counted
+// (NetRxStats, in KernelStats::netdevs); a UDP socket its flows deliver to (UdpSockAttr,
+// Kernel::add_udp_socket(), read with the recvmsg() verb) and what it counted (UdpSockStats,
+// in KernelStats::sockets).
 #pragma once
 #include <array>
 #include <cstdint>
@@ -14,9 +16,23 @@ namespace kernel {
 
 // One flow of the arrival process: bursts of `burst` packets back to back, the bursts a
 // Poisson process, rate_pps packets per second on average.
+// `sock`: the UDP socket (an index from Kernel::add_udp_socket()) its packets are delivered
+// to at the end of their NET_RX work; -1: none (the packet's path ends there).
 struct NetFlowAttr {
   double rate_pps = 0;
   int burst = 1;
+  int sock = -1;
+  int len = 64;  // UDP payload bytes of each datagram
+};
+
+// A bound UDP socket (udp_init_sock()). sk_rcvbuf is net.core.rmem_default unless SO_RCVBUF
+// set it (which stores twice the value asked for). `truesize`: the memory one received
+// datagram's skb charges to sk_rmem_alloc (skb->truesize: the driver's receive buffer plus
+// struct sk_buff); it depends on the driver, 768 for a small packet copied out of the ring
+// (napi_alloc_skb() of a 256-byte head) up to 2304 for a 2 KiB page fragment.
+struct UdpSockAttr {
+  int rcvbuf = 212992;  // SK_RMEM_MAX: 256 packets of SKB_TRUESIZE(256)
+  int truesize = 768;
 };
 
 struct NicRxQueueAttr {
@@ -55,6 +71,16 @@ struct NetRxStats {
   std::array<uint64_t, NR_NET_RX_CTX> ns{};       // NET_RX CPU time by where it ran
   std::array<uint64_t, NR_NET_RX_CTX> packets{};  // packets by where they were polled
   sim::Histogram latency;    // arrival to the end of its processing, ns
+};
+
+// What one UDP socket counted (KernelStats::sockets, in the order the sockets were added).
+struct UdpSockStats {
+  uint64_t enqueued = 0;        // datagrams put on sk_receive_queue
+  uint64_t rcvbuf_errors = 0;   // dropped: sk_rmem_alloc above sk_rcvbuf (UDP RcvbufErrors, sk_drops)
+  uint64_t received = 0;        // datagrams recvmsg() returned (UDP InDatagrams)
+  uint64_t recvmsg_blocked = 0; // recvmsg() calls that found no datagram and slept
+  uint64_t queue_max = 0;       // the most datagrams queued at once
+  sim::Histogram queue_wait;    // socket enqueue to the dequeue by recvmsg(), ns
 };
 
 }  // namespace kernel

@@ -83,6 +83,7 @@ KernelStats KernelImpl::snapshot() const {
   }
   s.groups = task_group_stats();
   for (int d = 0; d < netdev_count(*this); ++d) s.netdevs.push_back(netdev_rx_stats(*this, d));
+  for (int i = 0; i < udp_sock_count(*this); ++i) s.sockets.push_back(udp_sock_stats(*this, i));
   s.mm_cid = mm_cid_snapshot(*this);
   s.warnings = warnings_;
   return s;

@@ -101,6 +101,7 @@ struct KernelStats {
   std::vector<StatCounter> slice_ext_totals;
   std::vector<TaskGroupStats> groups;  // in creation order (ids 1..)
   std::vector<NetRxStats> netdevs;  // NIC receive queues, in the order they were added
+  std::vector<UdpSockStats> sockets;  // UDP sockets, in the order they were added
   mm_cid_report mm_cid;  // with mm_cid.sample_ms > 0 (mm_cid_report::on)
   Warnings warnings;
 };

@@ -1,5 +1,5 @@
 // The syscalls the simulated programs use: sched_yield, nanosleep, clock_nanosleep, futex,
-// getpid, setpriority, exit. Mirrors kernel/sched/syscalls.c, kernel/time/hrtimer.c,
+// getpid, setpriority, exit (recvmsg: kernel/net/sock.cc; sendto: kernel/softirq.cc). Mirrors kernel/sched/syscalls.c, kernel/time/hrtimer.c,
 // kernel/futex/, kernel/sys.c; sched_setattr and sched_getattr (kernel/sched/syscalls.c).
 #include "kernel/syscalls.h"
 
@@ -9,6 +9,7 @@
 
 #include "kernel/cpu_exec.h"
 #include "kernel/kernel_impl.h"
+#include "kernel/net/sock.h"
 #include "kernel/time/hrtimer.h"
 #include "kernel/slice_ext.h"
 #include "kernel/softirq.h"
@@ -264,6 +265,7 @@ struct Registrar {
     register_syscall(NR_sched_setattr, sys_sched_setattr);
     register_syscall(NR_sched_getattr, sys_sched_getattr);
     register_softirq_syscalls();
+    register_net_syscalls();
     register_rseq_syscalls();
     register_fork_syscalls();
   }

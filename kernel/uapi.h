@@ -14,7 +14,7 @@
 static_assert(SCHED_FIFO == 1 && SCHED_RR == 2 && SCHED_BATCH == 3 && SCHED_IDLE == 5,
               "policy numbers must match include/uapi/linux/sched.h");
 static_assert(EAGAIN == 11 && EINVAL == 22 && ENOSYS == 38 && EINTR == 4 && ESRCH == 3 && E2BIG == 7 &&
-                  EFAULT == 14,
+                  EFAULT == 14 && EBADF == 9,
               "Linux errno values");
 static_assert(PRIO_PROCESS == 0 && PRIO_PGRP == 1 && PRIO_USER == 2,
               "setpriority's `which` values must match include/uapi/linux/resource.h");
@@ -30,6 +30,7 @@ enum : int {
   NR_nanosleep = 35,
   NR_getpid = 39,
   NR_sendto = 44,
+  NR_recvmsg = 47,
   NR_clone = 56,
   NR_exit = 60,
   NR_futex = 202,

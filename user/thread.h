@@ -71,6 +71,13 @@ class Thread : public kernel::UserContext {
   Action sendto(int64_t len, int64_t kernel_ns, int64_t net_tx_ns = 0) {
     return syscall(kernel::NR_sendto, len, kernel_ns, net_tx_ns);
   }
+  // recvmsg() of one datagram from UDP socket `sock` (Kernel::add_udp_socket()) into a buffer
+  // of `len` bytes: blocks while the socket has none; returns the bytes copied, and stores the
+  // datagram's arrival at the NIC (SO_TIMESTAMPING's hardware receive timestamp) in
+  // *rx_timestamp if given.
+  Action recvmsg(int sock, int64_t len, int64_t* rx_timestamp = nullptr) {
+    return syscall(kernel::NR_recvmsg, sock, len, reinterpret_cast<int64_t>(rx_timestamp));
+  }
   // sched_setattr(pid, attr, flags) / sched_getattr(pid, attr, size, flags); pid 0 = self.
   Action sched_setattr(int pid, kernel::sched_attr* attr, unsigned flags = 0) {
     return syscall(kernel::NR_sched_setattr, pid, reinterpret_cast<int64_t>(attr), flags);

@@ -101,10 +101,16 @@ void do_syscall_64(rq* rq, const UserAction& a, sim::Time now) {
 void syscall_body(rq* rq, task_struct* p, const UserAction& a) {
   KernelImpl* k = rq->k;
   k->set_current(p, rq->cpu);
+  if (p->exec == ExecKind::SyscallEntry) p->exec = ExecKind::SyscallRet;  // the handler runs now
   const int64_t ret = invoke_syscall(rq, p, a);
-  p->syscall_ret = ret;
-  if (p->exec != ExecKind::Dead) p->exec = ExecKind::SyscallRet;
-  cpu_charge(rq, k->machine_.costs.syscall_exit_ns);
+  // A handler that sleeps inside the syscall and goes on when woken (recvmsg() in
+  // __skb_wait_for_more_packets()) leaves exec at SyscallEntry: the task has not returned,
+  // and the handler runs again when it is back.
+  if (p->exec != ExecKind::SyscallEntry) {
+    p->syscall_ret = ret;
+    if (p->exec != ExecKind::Dead) p->exec = ExecKind::SyscallRet;
+    cpu_charge(rq, k->machine_.costs.syscall_exit_ns);
+  }
   if (rq->curr == p && p->__state != TASK_RUNNING)
     schedule(rq, /*preempt=*/false);  // the task blocked in the handler
   exit_to_user_mode_loop(rq, /*from_irq=*/false);

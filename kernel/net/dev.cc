@@ -38,8 +38,8 @@ int net_rx_ctx(const rq* rq) {
 // __napi_poll(): one driver poll with the instance's weight. A poll that used the whole
 // weight leaves the instance scheduled and puts it on `repoll`; less, and the driver has
 // completed it (napi_complete_done()) and unmasked its interrupt.
-int napi_poll(napi_struct* n, sim::Time at, int ctx, std::vector<napi_struct*>* repoll, sim::Time* cost) {
-  const int work = nic_poll(n, n->weight, at, ctx, cost);
+int napi_poll(rq* rq, napi_struct* n, sim::Time at, int ctx, std::vector<napi_struct*>* repoll, sim::Time* cost) {
+  const int work = nic_poll(rq, n, n->weight, at, ctx, cost);
   if (work == n->weight) repoll->push_back(n);
   return work;
 }
@@ -63,7 +63,7 @@ sim::Time net_rx_action(rq* rq, sim::Time at) {
   while (i < sd.list.size()) {
     napi_struct* n = sd.list[i++];
     sim::Time cost = 0;
-    budget -= napi_poll(n, t, ctx, &sd.repoll, &cost);
+    budget -= napi_poll(rq, n, t, ctx, &sd.repoll, &cost);
     t += cost;
     // "If softirq window is exhausted then punt": budget, or time_after_eq(jiffies, time_limit).
     if (budget <= 0 || static_cast<u64>(t / tick) >= time_limit) {
@@ -141,7 +141,7 @@ void napi_threaded_fn(rq* rq, task_struct* p) {
   } else {
     local_bh_disable(rq);
     sim::Time cost = 0;
-    nic_poll(n, n->weight, kernel_clock(rq, rq->k->now()), NET_RX_IN_NAPI_THREAD, &cost);
+    nic_poll(rq, n, n->weight, kernel_clock(rq, rq->k->now()), NET_RX_IN_NAPI_THREAD, &cost);
     cpu_charge(rq, cost);
     local_bh_enable(rq);
   }

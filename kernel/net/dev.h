@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernel/net.h"
+#include "kernel/net/sock.h"
 #include "kernel/sched/sched.h"
 
 namespace kernel {
@@ -41,6 +42,7 @@ struct softnet_data {
 struct net_state {
   std::vector<softnet_data> sd;  // per CPU
   std::vector<std::unique_ptr<net_device>> devs;
+  std::vector<std::unique_ptr<udp_sock>> socks;  // bound UDP sockets (kernel/net/sock.cc)
 };
 
 // The kernel's network state, created on first use (net_dev_init(): softnet_data per CPU,

@@ -4,9 +4,11 @@
 
 #include <cmath>
 
+
 #include "kernel/cpu_exec.h"
 #include "kernel/entry/common.h"
 #include "kernel/kernel_impl.h"
+#include "kernel/net/sock.h"
 #include "kernel/softirq.h"
 
 namespace kernel {
@@ -66,7 +68,7 @@ void net_flow_fn(sim::Timer* t, sim::Time now) {
       d->stats.packets_dropped++;
       continue;
     }
-    d->ring[(d->head + d->count) % size] = now;
+    d->ring[(d->head + d->count) % size] = {now, f->sock, f->len};
     d->count++;
   }
   const sim::Time next = now + 1 + static_cast<sim::Time>(f->rng.exponential(f->mean_gap_ns));
@@ -108,6 +110,10 @@ std::string validate_nic_attr(const KernelImpl& k, const NicRxQueueAttr& a) {
       return "rate: must be in 0..1e9 packets/s (got " + std::to_string(f.rate_pps) + ")";
     if (f.burst < 1 || f.burst > 1 << 20)
       return "burst: must be in 1..1048576 (got " + std::to_string(f.burst) + ")";
+    if (f.sock < -1 || f.sock >= udp_sock_count(k))
+      return "sock: no UDP socket " + std::to_string(f.sock) + " (there are " + std::to_string(udp_sock_count(k)) + ")";
+    if (f.len < 0 || f.len > 65507)
+      return "len: a UDP payload is 0..65507 bytes (got " + std::to_string(f.len) + ")";
   }
   return "";
 }
@@ -124,7 +130,7 @@ int netdev_add(KernelImpl* k, const NicRxQueueAttr& a) {
   d->coalesce_ns = a.rx_usecs_ns;
   d->coalesce_timer.ctx = d.get();
   d->coalesce_timer.fn = nic_coalesce_fn;
-  d->ring.assign(static_cast<size_t>(a.ring_size), 0);
+  d->ring.assign(static_cast<size_t>(a.ring_size), nic_rx_desc{});
   d->napi.dev = d.get();
   d->napi.napi_id = 8192 + index;  // napi_hash_add(): ids start above NR_CPUS (MIN_NAPI_ID)
   const SoftirqConfig& sc = k->cfg_.softirq;
@@ -147,6 +153,8 @@ int netdev_add(KernelImpl* k, const NicRxQueueAttr& a) {
     auto f = std::make_unique<net_flow>();
     f->dev = d.get();
     f->burst = fa.burst;
+    f->sock = fa.sock;
+    f->len = fa.len;
     f->mean_gap_ns = 1e9 * fa.burst / fa.rate_pps;
     f->rng = sim::Rng(k->cfg_.seed, kNetFlowStream + static_cast<uint64_t>(index) * 4096 + i);
     f->timer.ctx = f.get();
@@ -174,7 +182,7 @@ int netdev_irq_thread_pid(const KernelImpl& k, int dev) {
   return t ? t->pid : 0;
 }
 
-int nic_poll(napi_struct* n, int budget, sim::Time at, int ctx, sim::Time* cost) {
+int nic_poll(rq* rq, napi_struct* n, int budget, sim::Time at, int ctx, sim::Time* cost) {
   net_device* d = n->dev;
   const sim::Time per_packet = d->k->machine_.costs.net_rx_packet_ns;
   const size_t size = d->ring.size();
@@ -182,7 +190,9 @@ int nic_poll(napi_struct* n, int budget, sim::Time at, int ctx, sim::Time* cost)
   sim::Time t = at;
   while (work < budget && d->count > 0) {
     t += per_packet;  // the packet's receive path up to the socket enqueue
-    d->stats.latency.add(t - d->ring[d->head]);
+    const nic_rx_desc& desc = d->ring[d->head];
+    d->stats.latency.add(t - desc.arrival);
+    if (desc.sock >= 0) udp_queue_rcv_skb(rq, desc.sock, desc.arrival, t, desc.len);
     d->head = (d->head + 1) % size;
     d->count--;
     work++;

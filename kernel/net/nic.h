@@ -19,13 +19,19 @@
 
 namespace kernel {
 
-
-
+// One receive descriptor's packet: its arrival, and the socket it is for (-1: none).
+struct nic_rx_desc {
+  sim::Time arrival = 0;
+  int sock = -1;
+  int len = 0;
+};
 
 struct net_flow {
   net_device* dev = nullptr;
   double mean_gap_ns = 0;  // mean time between bursts
   int burst = 1;
+  int sock = -1;
+  int len = 0;
   sim::Timer timer;
   sim::Rng rng;
 };
@@ -39,7 +45,7 @@ struct net_device {
   sim::Time last_irq = -1;
   sim::Timer coalesce_timer;          // the held-back interrupt
   napi_struct napi;
-  std::vector<sim::Time> ring;  // arrival time of each packet on the ring
+  std::vector<nic_rx_desc> ring;
   size_t head = 0, count = 0;
   std::vector<std::unique_ptr<net_flow>> flows;
   task_struct* irq_thread = nullptr;  // irq/<n>-<dev> (threadirqs, PREEMPT_RT)
@@ -59,8 +65,8 @@ int netdev_napi_thread_pid(const KernelImpl& k, int dev);
 int netdev_irq_thread_pid(const KernelImpl& k, int dev);
 
 // The driver's poll (mlx5e_napi_poll() and the like): up to `budget` packets off the ring,
-// processed from `at` at the machine's per-packet cost; napi_complete_done() if fewer than
-// budget. Accounts them to where they ran (ctx). Returns the packets; *cost their time.
-int nic_poll(napi_struct* n, int budget, sim::Time at, int ctx, sim::Time* cost);
+// processed from `at` at the machine's per-packet cost, each delivered to its flow's socket
+// at the end of it; napi_complete_done() if fewer than budget. Accounts them to where they ran (ctx). Returns the packets; *cost their time.
+int nic_poll(rq* rq, napi_struct* n, int budget, sim::Time at, int ctx, sim::Time* cost);
 
 }  // namespace kernel
