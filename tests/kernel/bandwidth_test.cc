@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "kernel/sched/sched.h"
+#include "report/results.h"
+#include "scenario/experiment.h"
 #include "tests/kernel/harness.h"
 #include "user/sync.h"
 
@@ -170,4 +172,50 @@ TEST(Bandwidth, ThrottledTasksStayOffTheRunqueueUntilThePeriod) {
     s.k->finish(105 * kMs);
     testing_support::check_invariants(*s.k, 105 * kMs);
   }
+}
+
+// The scenario key: `cpu.max = "20000 100000"` on the workload's cgroup gives its hog a fifth
+// of the CPU beside an unlimited hog, and the results carry cpu.stat's counters.
+TEST(Bandwidth, ScenarioCpuMaxLimitsTheCgroupAndReportsCpuStat) {
+  scenario::Experiment e;
+  ASSERT_EQ(scenario::set_key(&e, "workload", "hog"), "");
+  ASSERT_EQ(scenario::set_key(&e, "machine", "small4"), "");
+  ASSERT_EQ(scenario::set_key(&e, "cpus", "1"), "");
+  ASSERT_EQ(scenario::set_key(&e, "duration", "1s"), "");
+  ASSERT_EQ(scenario::set_key(&e, "threads", "1"), "");
+  ASSERT_EQ(scenario::set_key(&e, "cgroup", "/limited"), "");
+  ASSERT_EQ(scenario::set_key(&e, "cpu.max", "20000 100000"), "");
+  ASSERT_EQ(scenario::add_also(&e, "hog:threads=1,cgroup=/free,cpu.max=max 100000"), "");
+  report::Results r;
+  ASSERT_EQ(scenario::run(e, &r), "");
+  const report::Metric* m = r.metric("hog_cpu_seconds_per_second");  // the main workload's
+  ASSERT_NE(m, nullptr);
+  EXPECT_NEAR(m->value, 0.2, 0.01);
+  ASSERT_NE(r.metric("cgroup/limited.nr_throttled"), nullptr);
+  EXPECT_GE(r.metric("cgroup/limited.nr_throttled")->value, 9);
+  EXPECT_GT(r.metric("cgroup/limited.throttled_usec")->value, 500000);
+  EXPECT_EQ(r.metric("cgroup/free.nr_throttled"), nullptr) << "no quota, no counters";
+}
+
+TEST(Bandwidth, BadCpuMaxIsNamed) {
+  scenario::Experiment e;
+  EXPECT_EQ(scenario::set_key(&e, "cpu.max", "999 100000"),
+            "cpu.max: quota must be from 1000 to 17592186044415 us, or max (got '999 100000')");
+  EXPECT_EQ(scenario::set_key(&e, "cpu.max", "17592186044416 100000"),
+            "cpu.max: quota must be from 1000 to 17592186044415 us, or max (got '17592186044416 100000')");
+  EXPECT_EQ(scenario::set_key(&e, "cpu.max", "max 999"), "cpu.max: period must be from 1000 to 1000000 us (got 'max 999')");
+  EXPECT_EQ(scenario::set_key(&e, "cpu.max", "50000 1000001"),
+            "cpu.max: period must be from 1000 to 1000000 us (got '50000 1000001')");
+  EXPECT_NE(scenario::set_key(&e, "cpu.max", "50ms").find("cpu.max: expected \"QUOTA PERIOD\""), std::string::npos);
+  EXPECT_NE(scenario::set_key(&e, "cpu.max", "50000  100000").find("cpu.max: expected"), std::string::npos);
+  EXPECT_NE(scenario::add_also(&e, "hog:cpu.max=").find("also.hog.cpu.max: expected"), std::string::npos);
+  EXPECT_EQ(scenario::set_key(&e, "cpu.max", "max"), "");
+  EXPECT_EQ(scenario::set_key(&e, "cpu.max", "50000"), "") << "the period defaults to 100000";
+  ASSERT_EQ(scenario::set_key(&e, "workload", "hog"), "");
+  ASSERT_EQ(scenario::set_key(&e, "machine", "small4"), "");
+  EXPECT_EQ(scenario::validate(e), "cpu.max: needs a cgroup (the root cgroup has no cpu.max)");
+  scenario::Experiment x;
+  ASSERT_EQ(scenario::set_key(&x, "machine", "small4"), "");
+  ASSERT_EQ(scenario::add_also(&x, "hog:cpu.max=50000 100000"), "");
+  EXPECT_EQ(scenario::validate(x), "also.hog.cpu.max: needs a cgroup (the root cgroup has no cpu.max)");
 }
