@@ -356,9 +356,12 @@ std::string load_scenario_file(const std::string& path, Experiment* e) {
     } else if (key == "workload" || key == "machine" || key == "cpus" || key == "duration" ||
                key == "seed") {
       apply(key, node);
+    } else if (key == "session" || is_cgroup_key(key) || key == "cpu.max") {
+      apply(key, node);  // where the workload's threads run
     } else {
       return "scenario '" + path + "': unknown key '" + key +
-             "' (top level takes workload, machine, cpus, duration, seed, description, [kernel], [params], [costs])";
+             "' (top level takes workload, machine, cpus, duration, seed, description, session, cgroup, "
+             "cpu.weight, cpu.max, [kernel], [params], [costs], [[also]])";
     }
     if (!error.empty()) return error;
   }
