@@ -4,6 +4,8 @@
 // return to user mode) differ.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "kernel/sched/sched.h"
@@ -218,4 +220,14 @@ TEST(Bandwidth, BadCpuMaxIsNamed) {
   ASSERT_EQ(scenario::set_key(&x, "machine", "small4"), "");
   ASSERT_EQ(scenario::add_also(&x, "hog:cpu.max=50000 100000"), "");
   EXPECT_EQ(scenario::validate(x), "also.hog.cpu.max: needs a cgroup (the root cgroup has no cpu.max)");
+}
+
+// A scenario file places the workload with top-level keys: cgroup and "cpu.max".
+TEST(Bandwidth, AScenarioFileSetsCgroupAndCpuMaxAtTheTopLevel) {
+  const char* d = std::getenv("SCHEDLAB_SOURCE_DIR");
+  scenario::Experiment e;
+  ASSERT_EQ(scenario::load_scenario_file(std::string(d ? d : ".") + "/scenarios/cpu-max-locktable.toml", &e), "");
+  EXPECT_EQ(e.cgroup, "/db");
+  EXPECT_EQ(e.cpu_max, "200000 100000");
+  EXPECT_EQ(scenario::validate(e), "");
 }
