@@ -132,8 +132,11 @@ void enqueue_unthrottled_hierarchy(cfs_rq* cfs) {
                  idle_delta = cfs->h_nr_idle;
   const unsigned rq_h_nr_runnable = rq->cfs.h_nr_runnable;
   for_each_sched_entity(se) {
-    if (se->on_rq) break;
     cfs_rq* qcfs = cfs_rq_of(se);
+    if (se->sched_delayed)  // unfinished DELAY_DEQUEUE business first
+      dequeue_entity(qcfs, se, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
+    else if (se->on_rq)
+      break;
     enqueue_entity(qcfs, se, ENQUEUE_WAKEUP);
     qcfs->h_nr_queued += queued_delta;
     qcfs->h_nr_runnable += runnable_delta;
