@@ -125,6 +125,9 @@ struct KernelConfig {
   // sysctl_sched_autogroup_enabled = 1 wherever CONFIG_SCHED_AUTOGROUP=y, as Debian, Ubuntu
   // and Fedora build); 0 is the `noautogroup` boot parameter (docs/model.md, "Task groups").
   bool sched_autogroup_enabled = true;
+  // sysctl kernel.sched_cfs_bandwidth_slice_us: how much runtime a CPU's runqueue of a group
+  // with a cpu.max quota draws from the group's pool at a time.
+  int sched_cfs_bandwidth_slice_us = 5000;
   // The fair deadline server (6.12+): per CPU, fair tasks get this much CPU per period even
   // under RT load (debugfs sched/fair_server/cpuN/{runtime,period}); runtime 0 disables it.
   sim::Time fair_server_runtime_ns = 50000000;

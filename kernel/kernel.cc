@@ -163,7 +163,11 @@ void KernelImpl::set_task_group_shares(int id, unsigned long shares) {
 
 std::vector<TaskGroupStats> KernelImpl::task_group_stats() const {
   std::vector<TaskGroupStats> out;
-  for (const auto& tg : task_groups) out.push_back({tg->id, tg->path, tg->usage_ns});
+  for (const auto& tg : task_groups) {
+    const cfs_bandwidth& b = tg->cfs_bandwidth;
+    out.push_back({tg->id, tg->path, tg->usage_ns, b.quota == RUNTIME_INF ? -1 : static_cast<int64_t>(b.quota / 1000),
+                   static_cast<int64_t>(b.period / 1000), b.nr_periods, b.nr_throttled, b.throttled_time});
+  }
   // Children come after their parents: add each group's usage to its ancestors, last first.
   for (size_t i = task_groups.size(); i-- > 0;)
     for (const task_group* a = task_groups[i]->parent; a; a = a->parent)
@@ -346,6 +350,9 @@ int Kernel::create_task_group(const std::string& path, int parent) {
   return impl(this)->create_task_group(path, parent);
 }
 void Kernel::set_task_group_shares(int id, unsigned long shares) { impl(this)->set_task_group_shares(id, shares); }
+void Kernel::set_task_group_cpu_max(int id, int64_t quota_us, int64_t period_us) {
+  impl(this)->set_task_group_cpu_max(id, quota_us, period_us);
+}
 int Kernel::task_group_at(const std::string& path) { return impl(this)->task_group_at(path); }
 void Kernel::use_task_group(int id) { impl(this)->use_task_group(id); }
 int Kernel::setsid() { return impl(this)->setsid(); }

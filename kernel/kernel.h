@@ -64,6 +64,11 @@ class Kernel {
   // tg->shares of group `id`: its weight against its siblings (1024 = nice 0 = cpu.weight
   // 100), MIN_SHARES..MAX_SHARES; the group's entities are re-weighed at once.
   void set_task_group_shares(int id, unsigned long shares);
+  // cpu.max of group `id` (CONFIG_CFS_BANDWIDTH): `quota_us` of CPU time per `period_us`
+  // (quota_us < 0: "max", no limit). REQUIRES: 1000 <= period_us <= 1000000 and, with a
+  // quota, 1000 <= quota_us <= kMaxCfsQuotaUs (tg_set_cfs_bandwidth()'s limits).
+  static constexpr int64_t kMaxCfsQuotaUs = (1ll << 44) - 1;  // max_cfs_runtime: MAX_BW us
+  void set_task_group_cpu_max(int id, int64_t quota_us, int64_t period_us);
   // The group at cgroup path `path` ("/a/b"), created with its missing ancestors; its id.
   int task_group_at(const std::string& path);
   // Threads created with TaskAttr::group 0 go to group `id` (0 = the root group) from now on.

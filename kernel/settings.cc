@@ -98,6 +98,11 @@ std::vector<Setting> make_settings() {
                "(autogroup, as distributions boot; 0 = the noautogroup boot parameter: docs/model.md, "
                "Task groups); a workload or an --also starts in a new session with session=own",
        .get = get_field<&K::sched_autogroup_enabled>, .set = set_field<&K::sched_autogroup_enabled>},
+      {.name = "sched_cfs_bandwidth_slice_us", .type = T::Int,
+       .help = "sysctl kernel.sched_cfs_bandwidth_slice_us: the runtime a CPU draws at a time from "
+               "the pool of a cgroup with a cpu.max quota",
+       .lo = 1, .hi = 1000000,
+       .get = get_field<&K::sched_cfs_bandwidth_slice_us>, .set = set_field<&K::sched_cfs_bandwidth_slice_us>},
       {.name = "wakeup_pick_next_entity", .type = T::Bool,
        .help = "wakeup preemption picks through pick_next_entity(), dequeuing a picked delayed "
                "entity and picking again (ac8e69e69363, 9f6d929ee2c6: 7.0.y and 6.18.y from May "

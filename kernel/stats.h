@@ -64,6 +64,11 @@ struct TaskGroupStats {
   int id = 0;
   std::string path;
   uint64_t usage_ns = 0;
+  // cpu.max (quota_us -1 = "max") and cpu.stat's bandwidth counters: periods elapsed with the
+  // period timer running, periods in which a CPU's runqueue of the group was throttled, and
+  // the time its runqueues spent throttled, summed over CPUs.
+  int64_t quota_us = -1, period_us = 100000;
+  uint64_t nr_periods = 0, nr_throttled = 0, throttled_ns = 0;
 };
 
 // Invariant violations the model survived in a run.

@@ -185,12 +185,29 @@ void collect_run(const Experiment& e, const std::string& machine_name,
   }
 }
 
+// cpu.stat's bandwidth counters of each cgroup with a cpu.max quota, as metrics named
+// cgroup<path>.nr_periods, .nr_throttled and .throttled_usec.
+static void add_cpu_max_metrics(const kernel::KernelStats& ks, report::Results* r) {
+  for (const kernel::TaskGroupStats& g : ks.groups) {
+    if (g.quota_us < 0) continue;
+    const std::string n = "cgroup" + g.path;
+    const std::string lim = " (cpu.max " + std::to_string(g.quota_us) + " " + std::to_string(g.period_us) + ")";
+    r->metrics.push_back({n + ".nr_periods", static_cast<double>(g.nr_periods), "",
+                          "cpu.stat nr_periods: periods elapsed with the group active" + lim});
+    r->metrics.push_back({n + ".nr_throttled", static_cast<double>(g.nr_throttled), "",
+                          "cpu.stat nr_throttled: periods in which a CPU's runqueue was throttled"});
+    r->metrics.push_back({n + ".throttled_usec", static_cast<double>(g.throttled_ns / 1000), "us",
+                          "cpu.stat throttled_usec: throttled time summed over CPUs"});
+  }
+}
+
 void collect_metrics(const Experiment& e, const kernel::KernelStats& ks, report::Results* out) {
   report::Results& r = *out;
   add_generic_metrics(&r, e.duration_ns);
   for (const kernel::StatCounter& c : ks.slice_ext_totals)
     r.metrics.push_back({c.name, static_cast<double>(c.value), "", c.help});
   add_mm_cid_results(ks.mm_cid, &r);
+  add_cpu_max_metrics(ks, &r);
   r.warnings = ks.warnings.count;
   r.first_warning = ks.warnings.first;
 }

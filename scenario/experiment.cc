@@ -132,12 +132,54 @@ void enter_cgroup(kernel::Kernel& k, const std::string& cgroup, long weight) {
   k.use_task_group(id);
 }
 
+// ---- cpu.max ----
+// cpu_max_write() + tg_set_cfs_bandwidth()'s checks: "QUOTA [PERIOD]" or "max [PERIOD]", in
+// us; the quota at least 1 ms and at most max_cfs_runtime, the period 1 ms .. 1 s.
+std::string parse_cpu_max(const std::string& name, const std::string& value, int64_t* quota_us,
+                          int64_t* period_us) {
+  const std::string bad = name + ": expected \"QUOTA PERIOD\" or \"max PERIOD\" in microseconds, like "
+                          "\"50000 100000\" (got '" + value + "')";
+  const size_t sp = value.find(' ');
+  const std::string q = value.substr(0, sp);
+  const std::string p = sp == std::string::npos ? "" : value.substr(sp + 1);
+  if (q.empty() || p.find(' ') != std::string::npos) return bad;
+  long long n = 100000;
+  if (sp != std::string::npos && !kernel::parse_int(p, &n)) return bad;
+  if (n < 1000 || n > 1000000)
+    return name + ": period must be from 1000 to 1000000 us (got '" + value + "')";
+  *period_us = n;
+  if (q == "max") {
+    *quota_us = -1;
+    return "";
+  }
+  if (!kernel::parse_int(q, &n)) return bad;
+  if (n < 1000 || n > kernel::Kernel::kMaxCfsQuotaUs)
+    return name + ": quota must be from 1000 to " + std::to_string(kernel::Kernel::kMaxCfsQuotaUs) +
+           " us, or max (got '" + value + "')";
+  *quota_us = n;
+  return "";
+}
+
+// Writes cpu.max of the group the threads created next go to (validated already).
+void write_cpu_max(kernel::Kernel& k, const std::string& cgroup, const std::string& cpu_max) {
+  if (cpu_max.empty()) return;
+  int64_t quota_us = -1, period_us = 100000;
+  parse_cpu_max("cpu.max", cpu_max, &quota_us, &period_us);
+  k.set_task_group_cpu_max(k.task_group_at(cgroup), quota_us, period_us);
+}
+
 }  // namespace
 
 std::string set_key(Experiment* e, const std::string& key, const std::string& value) {
   long long n = 0;
   if (key == "session") return parse_session(key, value, &e->own_session);
   if (is_cgroup_key(key)) return parse_cgroup_key(key, key, value, &e->cgroup, &e->cpu_weight);
+  if (key == "cpu.max") {
+    int64_t q = 0, p = 0;
+    if (std::string err = parse_cpu_max(key, value, &q, &p); !err.empty()) return err;
+    e->cpu_max = value;
+    return "";
+  }
   if (key == "workload") {
     if (!workloads::find_workload(value)) return "workload: unknown workload '" + value + "' (see: schedlab list)";
     e->workload = value;
@@ -199,6 +241,12 @@ std::string add_also(Experiment* e, const std::string& spec) {
         if (std::string err = parse_session("also." + x.workload + ".session", kv.substr(eq + 1), &x.own_session);
             !err.empty())
           return err;
+      } else if (kv.substr(0, eq) == "cpu.max") {
+        int64_t q = 0, p = 0;
+        if (std::string err = parse_cpu_max("also." + x.workload + ".cpu.max", kv.substr(eq + 1), &q, &p);
+            !err.empty())
+          return err;
+        x.cpu_max = kv.substr(eq + 1);
       } else if (is_cgroup_key(kv.substr(0, eq))) {
         if (std::string err = parse_cgroup_key(kv.substr(0, eq), "also." + x.workload + "." + kv.substr(0, eq),
                                                kv.substr(eq + 1), &x.cgroup, &x.cpu_weight);
@@ -308,9 +356,12 @@ std::string load_scenario_file(const std::string& path, Experiment* e) {
     } else if (key == "workload" || key == "machine" || key == "cpus" || key == "duration" ||
                key == "seed") {
       apply(key, node);
+    } else if (key == "session" || is_cgroup_key(key) || key == "cpu.max") {
+      apply(key, node);  // where the workload's threads run
     } else {
       return "scenario '" + path + "': unknown key '" + key +
-             "' (top level takes workload, machine, cpus, duration, seed, description, [kernel], [params], [costs])";
+             "' (top level takes workload, machine, cpus, duration, seed, description, session, cgroup, "
+             "cpu.weight, cpu.max, [kernel], [params], [costs], [[also]])";
     }
     if (!error.empty()) return error;
   }
@@ -355,6 +406,10 @@ std::string validate(const Experiment& e) {
   for (const ExtraWorkload& x : e.also)
     if (x.cpu_weight && x.cgroup.empty())
       return "also." + x.workload + ".cpu.weight: needs a cgroup (the root cgroup has no cpu.weight)";
+  if (!e.cpu_max.empty() && e.cgroup.empty()) return "cpu.max: needs a cgroup (the root cgroup has no cpu.max)";
+  for (const ExtraWorkload& x : e.also)
+    if (!x.cpu_max.empty() && x.cgroup.empty())
+      return "also." + x.workload + ".cpu.max: needs a cgroup (the root cgroup has no cpu.max)";
   kernel::KernelConfig cfg;
   if (std::string err = build_config(e, params, &cfg); !err.empty()) return err;
   return kernel::validate_config_machine(cfg, m.topo.nr_cpus);
@@ -380,6 +435,7 @@ std::string run(const Experiment& e, report::Results* out, const Progress& progr
   std::unique_ptr<workloads::Workload> w = info->make();
   if (e.own_session) k.setsid();
   enter_cgroup(k, e.cgroup, e.cpu_weight);
+  write_cpu_max(k, e.cgroup, e.cpu_max);
   if (std::string err = w->setup(k, workloads::Params(params), e.seed); !err.empty()) return err;
   k.use_session(0);
   k.use_task_group(0);
@@ -398,6 +454,7 @@ std::string run(const Experiment& e, report::Results* out, const Progress& progr
     const uint64_t seed = e.seed ^ (0x9e3779b97f4a7c15ULL * (i + 1));
     if (x.own_session) k.setsid();
     enter_cgroup(k, x.cgroup, x.cpu_weight);
+    write_cpu_max(k, x.cgroup, x.cpu_max);
     if (std::string err = extras.back()->setup(k, workloads::Params(xp), seed); !err.empty())
       return "also " + x.workload + ": " + err;
     k.use_session(0);

@@ -23,6 +23,7 @@ struct ExtraWorkload {
   bool own_session = false;  // `session=own`: started in a new session (setsid)
   std::string cgroup;        // `cgroup=/a/b`: its threads' cgroup ("" = the root)
   long cpu_weight = 0;       // `cpu.weight` of that cgroup (0 = left at 100)
+  std::string cpu_max;       // `cpu.max` of that cgroup ("" = left at "max 100000")
 };
 
 struct Experiment {
@@ -48,6 +49,10 @@ struct Experiment {
   // `also` (`--also hog:cgroup=/batch,cpu.weight=50`).
   std::string cgroup;
   long cpu_weight = 0;
+  // `cpu.max`: the cgroup's bandwidth limit as cgroup v2 writes it, "QUOTA PERIOD" in us
+  // (QUOTA from 1000, PERIOD 1000..1000000) or "max PERIOD" (no limit); PERIOD may be left
+  // out (100000). Needs `cgroup`. Also a key of each `also` (`--also 'hog:cgroup=/c,cpu.max=50000 100000'`).
+  std::string cpu_max;
 };
 
 // Adds a workload to run alongside: "NAME" or "NAME:key=value,key=value".

@@ -43,6 +43,12 @@ void exit_to_user_mode_loop(rq* rq, bool /*from_irq*/) {
       schedule(rq, /*preempt=*/true);
     }
     if (rq->curr->is_idle) break;
+    // resume_user_mode_work() -> task_work_run(): 6.18+'s throttle_cfs_rq_work() dequeues a
+    // task picked from a throttled hierarchy and asks for the reschedule handled above.
+    if (rq->curr->sched_throttle_work) {
+      throttle_cfs_rq_work(rq, rq->curr);
+      if (tif_need_resched_any(rq->curr)) continue;
+    }
     work |= rq->curr->slice.sched_switch;
     if (!ext->exit_to_user(rq, rq->curr, work)) break;
   }

@@ -25,7 +25,7 @@ static inline void se_update_runnable(sched_entity* se) {
   if (!entity_is_task(se)) se->runnable_weight = group_cfs_rq(se)->h_nr_runnable;
 }
 
-static void enqueue_entity(cfs_rq* cfs, sched_entity* se, int flags) {
+void enqueue_entity(cfs_rq* cfs, sched_entity* se, int flags) {
   const bool curr = cfs->curr == se;
   if (flags & ENQUEUE_MIGRATED) se->exec_start = 0;  // migrated: no longer cache hot
   if (curr) place_entity(cfs, se, flags);
@@ -39,6 +39,7 @@ static void enqueue_entity(cfs_rq* cfs, sched_entity* se, int flags) {
   cfs->nr_queued++;
   se->on_rq = true;
   if (!curr) __enqueue_entity(cfs, se);
+  if (cfs->nr_queued == 1 && cfs->runtime_enabled) check_enqueue_throttle(cfs);
 }
 
 // set_delayed() / clear_delayed(): a delayed task stays queued but is not runnable, at every
@@ -52,7 +53,11 @@ static void set_delayed(sched_entity* se) {
 static void clear_delayed(sched_entity* se) {
   se->sched_delayed = false;
   if (!entity_is_task(se)) return;
-  for_each_sched_entity(se) cfs_rq_of(se)->h_nr_runnable++;
+  const bool v6_12 = v612(rq_of(cfs_rq_of(se))->k);
+  for_each_sched_entity(se) {
+    cfs_rq_of(se)->h_nr_runnable++;
+    if (v6_12 && cfs_rq_of(se)->throttled) break;  // 6.12: not above a throttled runqueue
+  }
 }
 
 // requeue_delayed_entity(): a delayed (still queued) entity is woken in place: a task, or
@@ -107,6 +112,7 @@ static void enqueue_task_fair(rq* rq, task_struct* p, int flags) {
   if (!se->sched_delayed || (flags & ENQUEUE_DELAYED)) util_est_enqueue(&rq->cfs, p);
   if (flags & ENQUEUE_DELAYED) {
     requeue_delayed_entity(se);
+    if (v612(rq->k) && throttled_hierarchy(cfs_rq_of(se))) return;  // counted at the unthrottle
     add_nr_running(rq, 1);
     if (rq->cfs.h_nr_runnable == 1) dl_server_start(rq);
     return;
@@ -131,6 +137,8 @@ static void enqueue_task_fair(rq* rq, task_struct* p, int flags) {
     cfs->h_nr_runnable += h_nr_runnable;
     cfs->h_nr_queued++;
     cfs->h_nr_idle += h_nr_idle;
+    // 6.12: a throttled runqueue's entity is not queued above it (goto enqueue_throttle).
+    if (cfs->throttled && v612(rq->k)) return hrtick_update(rq);
     flags = ENQUEUE_WAKEUP;
   }
   for_each_sched_entity(se) {
@@ -143,6 +151,7 @@ static void enqueue_task_fair(rq* rq, task_struct* p, int flags) {
     cfs->h_nr_runnable += h_nr_runnable;
     cfs->h_nr_queued++;
     cfs->h_nr_idle += h_nr_idle;
+    if (cfs->throttled && v612(rq->k)) return hrtick_update(rq);
   }
   if (!h_nr_runnable) return;  // (rq->nr_running leaves out delayed tasks here)
   add_nr_running(rq, 1);
@@ -152,7 +161,7 @@ static void enqueue_task_fair(rq* rq, task_struct* p, int flags) {
 
 // dequeue_entity(): returns false when DELAY_DEQUEUE keeps an ineligible sleeper queued to
 // burn off its negative lag.
-static bool dequeue_entity(cfs_rq* cfs, sched_entity* se, int flags) {
+bool dequeue_entity(cfs_rq* cfs, sched_entity* se, int flags) {
   rq* rq = rq_of(cfs);
   const bool sleep = flags & DEQUEUE_SLEEP;
   update_curr(cfs);
@@ -265,8 +274,9 @@ static void set_next_entity(cfs_rq* cfs, sched_entity* se, bool first) {
 }
 
 static void put_prev_entity(cfs_rq* cfs, sched_entity* prev) {
+  if (prev->on_rq) update_curr(cfs);
+  if (cfs->runtime_enabled) check_cfs_rq_runtime(cfs);  // throttle cfs_rqs exceeding runtime
   if (prev->on_rq) {
-    update_curr(cfs);
     __enqueue_entity(cfs, prev);
     update_load_avg(cfs, prev, 0);  // (a dequeued prev was brought up to date then)
   }
@@ -285,14 +295,22 @@ static sched_entity* pick_next_entity(cfs_rq* cfs) {
 }
 
 // pick_task_fair(): pick top-down, an entity per level, until a task. A picked delayed task
-// is finally dequeued (pick_next_entity()) and the pick restarts.
+// is finally dequeued (pick_next_entity()) and the pick restarts. A runqueue out of runtime
+// is throttled on the way down: 6.12 dequeues it and picks again; 6.18+ picks in it and
+// has the task throttle itself on its way back to user mode (task_throttle_setup_work()).
 static task_struct* pick_task_fair(rq* rq) {
   sched_entity* se;
+  bool throttled;
 again:
   cfs_rq* cfs = &rq->cfs;
   if (!cfs->nr_queued) return nullptr;
+  throttled = false;
   do {
     if (cfs->curr && cfs->curr->on_rq) update_curr(cfs);
+    if (cfs->runtime_enabled && check_cfs_rq_runtime(cfs)) {
+      if (v612(rq->k)) goto again;
+      throttled = true;
+    }
     se = pick_next_entity(cfs);
     if (!se) return nullptr;
     if (se->sched_delayed) {
@@ -301,6 +319,7 @@ again:
     }
     cfs = group_cfs_rq(se);
   } while (cfs);
+  if (throttled) task_throttle_setup_work(task_of(se));
   return task_of(se);
 }
 
@@ -379,7 +398,7 @@ static bool se_is_idle(sched_entity* se) {
 // runqueues' next buddy; never a SCHED_IDLE entity.
 static void set_next_buddy(sched_entity* se) {
   for_each_sched_entity(se) {
-    if (se_is_idle(se)) return;
+    if (!se->on_rq || se_is_idle(se)) return;  // (not above a throttled runqueue)
     cfs_rq_of(se)->next = se;
   }
 }

@@ -233,6 +233,7 @@ void update_curr(cfs_rq* cfs) {
     // Fair execution is charged to the deadline server whether or not it ran on its behalf.
     if (rq->fair_server.active) dl_server_update(rq, delta);
   }
+  if (cfs->runtime_enabled) account_cfs_rq_runtime(cfs, static_cast<u64>(delta));
   if (cfs->nr_queued == 1) return;
   if (v612(rq->k)) {
     if (resched || did_preempt_short(cfs, curr)) {

@@ -42,6 +42,17 @@ void update_cfs_group(sched_entity* se);
 // The shortest slice queued on cfs (curr included), ~0 if none.
 u64 cfs_rq_min_slice(cfs_rq* cfs);
 
+// ---- fair.cc ----
+void enqueue_entity(cfs_rq* cfs, sched_entity* se, int flags);
+bool dequeue_entity(cfs_rq* cfs, sched_entity* se, int flags);
+
+// ---- fair_bandwidth.cc (CONFIG_CFS_BANDWIDTH; callers test cfs->runtime_enabled first) ----
+void account_cfs_rq_runtime(cfs_rq* cfs, u64 delta_exec);
+bool check_cfs_rq_runtime(cfs_rq* cfs);
+void check_enqueue_throttle(cfs_rq* cfs);
+void task_throttle_setup_work(task_struct* p);
+inline bool throttled_hierarchy(const cfs_rq* cfs) { return cfs->throttle_count; }
+
 // ---- fair_pelt.cc ----
 // update_load_avg() flags.
 enum { UPDATE_TG = 0x1, SKIP_AGE_LOAD = 0x2, DO_ATTACH = 0x4, DO_DETACH = 0x8 };

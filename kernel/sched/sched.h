@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernel/config.h"
+#include "kernel/sched/fair_bandwidth.h"
 #include "kernel/sched/mm_cid.h"
 #include "kernel/uapi.h"
 #include "sim/engine.h"
@@ -230,6 +231,9 @@ struct task_struct {
   void (*kthread_fn)(rq* rq, task_struct* p) = nullptr;  // exec == Kthread: its loop body
   // task_group(p): the task's group, nullptr for the root group (kernel/sched/group.cc).
   task_group* sched_task_group = nullptr;
+  // CONFIG_CFS_BANDWIDTH, 6.18+: throttle_cfs_rq_work() is queued (sched_throttle_work) / has
+  // dequeued the task into its runqueue's throttled_limbo_list (p->throttled).
+  bool sched_throttle_work = false, throttled = false;
 };
 
 // An entity in the fair runqueue "tree". The kernel's augmented rb-tree becomes a flat
@@ -264,6 +268,13 @@ struct cfs_rq {
   u64 last_update_tg_load_avg = 0;
   bool propagate = false;
   long prop_runnable_sum = 0;
+  // CONFIG_CFS_BANDWIDTH (kernel/sched/fair_bandwidth.cc): runtime drawn from the group's pool
+  // and not yet used (ns), throttled state, throttled ancestors + self, and 6.18+'s limbo.
+  bool runtime_enabled = false, throttled = false;
+  int throttle_count = 0;
+  s64 runtime_remaining = 0;
+  u64 throttled_clock = 0;
+  std::vector<task_struct*> throttled_limbo_list;
 };
 
 // struct task_group (kernel/sched/sched.h, CONFIG_FAIR_GROUP_SCHED): a group of tasks
@@ -283,6 +294,7 @@ struct task_group {
   std::vector<struct cfs_rq> cfs_rq_store;
   std::vector<sched_entity> se_store;
   u64 usage_ns = 0;
+  struct cfs_bandwidth cfs_bandwidth;  // cpu.max (kernel/sched/fair_bandwidth.cc)
 };
 
 struct rt_rq {

@@ -69,6 +69,8 @@ TEST(Cli, BadInputNamesTheParameterAndExitsTwoWithoutOutput) {
   expect_bad_input({"run", "hog", "--duration", "-5ms"}, "duration");
   expect_bad_input({"run", "hog", "--set", "launcher=shell"}, "launcher: expected task or outside");
   expect_bad_input({"run", "hog", "--cpus", "0"}, "cpus");
+  expect_bad_input({"run", "hog", "--set", "cgroup=/a", "--set", "cpu.max=500 100000"}, "cpu.max: quota");
+  expect_bad_input({"run", "hog", "--set", "cpu.max=50000 100000"}, "cpu.max: needs a cgroup");
   expect_bad_input({"run", "hog", "--machine", "small4", "--cpus", "9"}, "cpus");
   expect_bad_input({"run", "hog", "--set", "nice=25"}, "nice");
   expect_bad_input({"run", "wakeup-latency", "--set", "priority=0"}, "priority: expected an integer from 1 to 99");

@@ -1,0 +1,354 @@
+// CONFIG_CFS_BANDWIDTH: cgroup v2 cpu.max for the fair class, mirroring kernel/sched/fair.c
+// of v6.12, v6.18 and v7.0 (the "CFS bandwidth control machinery" section) and
+// tg_set_cfs_bandwidth() of kernel/sched/core.c.
+//
+// A group with a quota has a pool (struct cfs_bandwidth) refilled to `quota` every `period`
+// by its period hrtimer. Each of its per-CPU runqueues draws runtime from the pool in
+// sched_cfs_bandwidth_slice_us pieces (assign_cfs_rq_runtime()) and spends it as its entity
+// runs (account_cfs_rq_runtime() from update_curr()). A runqueue that cannot draw more asks
+// for a reschedule and is throttled at the next pick (check_cfs_rq_runtime()) or when it
+// becomes non-empty (check_enqueue_throttle()). The period timer hands the new period's
+// runtime to the throttled runqueues in throttle order (distribute_cfs_runtime()), which
+// unthrottles them.
+//
+// Where the versions differ is what throttling does:
+// - 6.12: throttle_cfs_rq() dequeues the group's entity on that CPU at once, with every task
+//   below it, wherever they are in their programs; a task woken below a throttled runqueue
+//   is queued there but not above it, and waits for the unthrottle.
+// - 6.18 and 7.0 (the task based throttle model, "sched/fair: Switch to task based throttle
+//   model", merged for v6.18): throttle_cfs_rq() only marks the hierarchy throttled. A task
+//   picked from a throttled hierarchy gets throttle_cfs_rq_work() queued as task work, which
+//   dequeues it into its runqueue's throttled_limbo_list when it returns to user mode; until
+//   then it runs, so a task in the kernel (woken in a syscall, or rescheduled before its
+//   syscall's handler ran) finishes its kernel part first. The unthrottle enqueues the limbo.
+// Not modelled: the slack timer (return_cfs_rq_runtime(): a runqueue going idle gives its
+// unused runtime back to the pool), cpu.max.burst, the PELT clock freeze of throttled
+// runqueues, and 6.12's asynchronous (CSD) unthrottle of remote CPUs, done here at once.
+#include <algorithm>
+
+#include "kernel/entry/common.h"
+#include "kernel/kernel_impl.h"
+#include "kernel/sched/fair_internal.h"
+#include "kernel/sched/pelt.h"
+#include "kernel/sched/sched.h"
+#include "kernel/time/hrtimer.h"
+
+namespace kernel {
+
+namespace {
+
+bool task_based_throttle(const KernelImpl* k) { return !v612(k); }
+
+cfs_bandwidth* tg_cfs_bandwidth(cfs_rq* cfs) { return &cfs->tg->cfs_bandwidth; }
+
+// sched_cfs_bandwidth_slice(): what a runqueue draws from the pool at a time.
+u64 sched_cfs_bandwidth_slice(const KernelImpl* k) {
+  return static_cast<u64>(k->cfg_.sched_cfs_bandwidth_slice_us) * 1000;
+}
+
+// walk_tg_tree_from(): `tg` and its descendants, parents first (task_groups holds parents
+// before children).
+template <typename Fn>
+void walk_tg_tree_from(KernelImpl* k, task_group* tg, Fn&& fn) {
+  for (const auto& t : k->task_groups)
+    for (const task_group* a = t.get(); a; a = a->parent)
+      if (a == tg) {
+        fn(t.get());
+        break;
+      }
+}
+
+void start_cfs_bandwidth(KernelImpl* k, cfs_bandwidth* cfs_b, int cpu);
+
+// __assign_cfs_rq_runtime(): draw up to target_runtime - runtime_remaining from the pool
+// (all of it without a quota); any draw marks the period busy.
+bool __assign_cfs_rq_runtime(KernelImpl* k, cfs_bandwidth* cfs_b, cfs_rq* cfs, u64 target_runtime) {
+  const u64 min_amount = static_cast<u64>(static_cast<s64>(target_runtime) - cfs->runtime_remaining);
+  u64 amount = 0;
+  if (cfs_b->quota == RUNTIME_INF) {
+    amount = min_amount;
+  } else {
+    start_cfs_bandwidth(k, cfs_b, rq_of(cfs)->cpu);
+    if (cfs_b->runtime > 0) {
+      amount = std::min(static_cast<u64>(cfs_b->runtime), min_amount);
+      cfs_b->runtime -= static_cast<s64>(amount);
+      cfs_b->idle = false;
+    }
+  }
+  cfs->runtime_remaining += static_cast<s64>(amount);
+  return cfs->runtime_remaining > 0;
+}
+
+bool assign_cfs_rq_runtime(cfs_rq* cfs) {
+  KernelImpl* k = rq_of(cfs)->k;
+  return __assign_cfs_rq_runtime(k, tg_cfs_bandwidth(cfs), cfs, sched_cfs_bandwidth_slice(k));
+}
+
+void se_update_runnable(sched_entity* se) {
+  if (!entity_is_task(se)) se->runnable_weight = group_cfs_rq(se)->h_nr_runnable;
+}
+
+// 6.12's throttle_cfs_rq() body: the group's entity on this CPU leaves its parent, and each
+// ancestor entity its runqueue leaves empty; the runqueue's tasks leave the counts above it.
+void dequeue_throttled_hierarchy(cfs_rq* cfs) {
+  rq* rq = rq_of(cfs);
+  sched_entity* se = cfs->tg->se[static_cast<size_t>(rq->cpu)];
+  const unsigned queued_delta = cfs->h_nr_queued, runnable_delta = cfs->h_nr_runnable,
+                 idle_delta = cfs->h_nr_idle;
+  for_each_sched_entity(se) {
+    cfs_rq* qcfs = cfs_rq_of(se);
+    if (!se->on_rq) return;  // throttled at enqueue, or below a throttled runqueue
+    int flags = DEQUEUE_SLEEP | DEQUEUE_SPECIAL;
+    if (se->sched_delayed) flags |= DEQUEUE_DELAYED;
+    dequeue_entity(qcfs, se, flags);
+    qcfs->h_nr_queued -= queued_delta;
+    qcfs->h_nr_runnable -= runnable_delta;
+    qcfs->h_nr_idle -= idle_delta;
+    if (qcfs->load) {  // the parent has other entities: it stays queued
+      se = parent_entity(se);
+      break;
+    }
+  }
+  for_each_sched_entity(se) {
+    cfs_rq* qcfs = cfs_rq_of(se);
+    if (!se->on_rq) return;
+    update_load_avg(qcfs, se, 0);
+    se_update_runnable(se);
+    qcfs->h_nr_queued -= queued_delta;
+    qcfs->h_nr_runnable -= runnable_delta;
+    qcfs->h_nr_idle -= idle_delta;
+  }
+  sub_nr_running(rq, runnable_delta);
+  if (!rq->cfs.h_nr_runnable) dl_server_stop(rq);
+}
+
+// 6.12's unthrottle_cfs_rq() body: the group's entity and the ancestors it left empty are
+// queued again, up to the root or a throttled ancestor.
+void enqueue_unthrottled_hierarchy(cfs_rq* cfs) {
+  rq* rq = rq_of(cfs);
+  if (!cfs->load) return;  // nothing to run
+  sched_entity* se = cfs->tg->se[static_cast<size_t>(rq->cpu)];
+  const unsigned queued_delta = cfs->h_nr_queued, runnable_delta = cfs->h_nr_runnable,
+                 idle_delta = cfs->h_nr_idle;
+  const unsigned rq_h_nr_runnable = rq->cfs.h_nr_runnable;
+  for_each_sched_entity(se) {
+    cfs_rq* qcfs = cfs_rq_of(se);
+    if (se->sched_delayed)  // unfinished DELAY_DEQUEUE business first
+      dequeue_entity(qcfs, se, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
+    else if (se->on_rq)
+      break;
+    enqueue_entity(qcfs, se, ENQUEUE_WAKEUP);
+    qcfs->h_nr_queued += queued_delta;
+    qcfs->h_nr_runnable += runnable_delta;
+    qcfs->h_nr_idle += idle_delta;
+    if (qcfs->throttled) return;
+  }
+  for_each_sched_entity(se) {
+    cfs_rq* qcfs = cfs_rq_of(se);
+    update_load_avg(qcfs, se, UPDATE_TG);
+    se_update_runnable(se);
+    qcfs->h_nr_queued += queued_delta;
+    qcfs->h_nr_runnable += runnable_delta;
+    qcfs->h_nr_idle += idle_delta;
+    if (qcfs->throttled) return;
+  }
+  add_nr_running(rq, runnable_delta);
+  // Start the fair server if the unthrottle made fair tasks runnable again.
+  if (!rq_h_nr_runnable && rq->cfs.h_nr_runnable) dl_server_start(rq);
+}
+
+// throttle_cfs_rq(): one last try at 1 ns from the pool, else onto the group's throttled list
+// and throttled, with every runqueue below (tg_throttle_down()). Returns whether it is.
+bool throttle_cfs_rq(cfs_rq* cfs) {
+  rq* rq = rq_of(cfs);
+  KernelImpl* k = rq->k;
+  cfs_bandwidth* cfs_b = tg_cfs_bandwidth(cfs);
+  if (__assign_cfs_rq_runtime(k, cfs_b, cfs, 1)) return false;
+  cfs_b->throttled_cfs_rq.push_back(cfs);
+  const size_t cpu = static_cast<size_t>(rq->cpu);
+  walk_tg_tree_from(k, cfs->tg, [cpu](task_group* tg) { tg->cfs_rq[cpu]->throttle_count++; });
+  if (!task_based_throttle(k)) dequeue_throttled_hierarchy(cfs);
+  cfs->throttled = true;
+  // 6.12 counts throttled time from here if anything is queued; the task based model from
+  // the first task it throttles (throttle_cfs_rq_work()).
+  if (!task_based_throttle(k) && cfs->nr_queued) cfs->throttled_clock = rq->clock;
+  return true;
+}
+
+// unthrottle_cfs_rq(): off the throttled list, its throttled time counted, the hierarchy's
+// throttle counts dropped (tg_unthrottle_up(), which in the task based model enqueues each
+// level's limbo tasks), and (6.12) the group's entities queued again. An idle CPU is kicked.
+void unthrottle_cfs_rq(cfs_rq* cfs) {
+  rq* rq = rq_of(cfs);
+  KernelImpl* k = rq->k;
+  cfs_bandwidth* cfs_b = tg_cfs_bandwidth(cfs);
+  update_rq_clock(rq);
+  cfs->throttled = false;
+  if (cfs->throttled_clock) {
+    cfs_b->throttled_time += rq->clock - cfs->throttled_clock;
+    cfs->throttled_clock = 0;
+  }
+  auto& list = cfs_b->throttled_cfs_rq;
+  list.erase(std::find(list.begin(), list.end(), cfs));
+  const size_t cpu = static_cast<size_t>(rq->cpu);
+  const bool task_based = task_based_throttle(k);
+  walk_tg_tree_from(k, cfs->tg, [rq, cpu, task_based](task_group* tg) {
+    cfs_rq* c = tg->cfs_rq[cpu];
+    if (--c->throttle_count || !task_based) return;
+    // Re-enqueue the tasks throttled at this level (the list is reused: no allocation).
+    for (task_struct* p : c->throttled_limbo_list) {
+      p->throttled = false;
+      fair_sched_class.enqueue_task(rq, p, ENQUEUE_WAKEUP);
+    }
+    c->throttled_limbo_list.clear();
+  });
+  if (!task_based) enqueue_unthrottled_hierarchy(cfs);
+  if (rq->curr == rq->idle && rq->cfs.nr_queued) resched_curr(rq);
+}
+
+// distribute_cfs_runtime(): the pool pays each throttled runqueue's debt plus 1 ns, in
+// throttle order, while it lasts; those back above zero are unthrottled.
+void distribute_cfs_runtime(cfs_bandwidth* cfs_b) {
+  for (size_t i = 0; i < cfs_b->throttled_cfs_rq.size() && cfs_b->runtime > 0;) {
+    cfs_rq* cfs = cfs_b->throttled_cfs_rq[i];
+    const s64 runtime = std::min<s64>(-cfs->runtime_remaining + 1, cfs_b->runtime);
+    cfs_b->runtime -= runtime;
+    cfs->runtime_remaining += runtime;
+    if (cfs->runtime_remaining > 0) {
+      unthrottle_cfs_rq(cfs);  // removes entry i
+      continue;
+    }
+    ++i;
+  }
+}
+
+// do_sched_cfs_period_timer(): a new period. Returns true when the timer goes inactive (no
+// quota, or a period passed without a draw and nothing is throttled).
+bool do_sched_cfs_period_timer(cfs_bandwidth* cfs_b, u64 overrun) {
+  if (cfs_b->quota == RUNTIME_INF) return true;
+  const bool throttled = !cfs_b->throttled_cfs_rq.empty();
+  cfs_b->nr_periods += overrun;
+  cfs_b->runtime = static_cast<s64>(cfs_b->quota);  // __refill_cfs_bandwidth_runtime(), no burst
+  if (cfs_b->idle && !throttled) return true;
+  if (!throttled) {
+    cfs_b->idle = true;  // if nothing draws before the next period, the timer stops
+    return false;
+  }
+  cfs_b->nr_throttled += overrun;
+  distribute_cfs_runtime(cfs_b);
+  cfs_b->idle = false;
+  return false;
+}
+
+// sched_cfs_period_timer(): the period hrtimer's interrupt, on the CPU that started it.
+void sched_cfs_period_timer(sim::Timer* t, sim::Time now) {
+  task_group* tg = static_cast<task_group*>(t->ctx);
+  cfs_bandwidth* cfs_b = &tg->cfs_bandwidth;
+  rq* rq = tg->cfs_rq[static_cast<size_t>(cfs_b->timer_cpu)]->rq;
+  irqentry_enter(rq, now);
+  update_rq_clock(rq);
+  // hrtimer_forward_now(): the periods that passed since the last expiry.
+  u64 overrun = 0;
+  while (cfs_b->period_expires <= now) {
+    cfs_b->period_expires += static_cast<sim::Time>(cfs_b->period);
+    ++overrun;
+  }
+  if (do_sched_cfs_period_timer(cfs_b, overrun))
+    cfs_b->period_active = false;
+  else
+    hrtimer_start(rq, &cfs_b->period_timer, cfs_b->period_expires);
+  irqentry_exit(rq);
+}
+
+// start_cfs_bandwidth(): arm the period timer if it is not, on the period grid after now.
+void start_cfs_bandwidth(KernelImpl* k, cfs_bandwidth* cfs_b, int cpu) {
+  if (cfs_b->period_active) return;
+  cfs_b->period_active = true;
+  cfs_b->timer_cpu = cpu;
+  const sim::Time now = k->now();
+  const sim::Time period = static_cast<sim::Time>(cfs_b->period);
+  cfs_b->period_expires = (now / period + 1) * period;
+  hrtimer_start(k->rq_of(cpu), &cfs_b->period_timer, cfs_b->period_expires);
+}
+
+}  // namespace
+
+// __account_cfs_rq_runtime(): spend; when the local runtime is gone, draw more, and if the
+// pool is dry too, have the running entity rescheduled (it is throttled at the next pick).
+void account_cfs_rq_runtime(cfs_rq* cfs, u64 delta_exec) {
+  cfs->runtime_remaining -= static_cast<s64>(delta_exec);
+  if (cfs->runtime_remaining > 0) return;
+  if (cfs->throttled) return;
+  if (!assign_cfs_rq_runtime(cfs) && cfs->curr) resched_curr(rq_of(cfs));
+}
+
+// check_cfs_rq_runtime(): out of runtime: throttle (if not already). Returns whether cfs is
+// throttled.
+bool check_cfs_rq_runtime(cfs_rq* cfs) {
+  if (!cfs->runtime_enabled || cfs->runtime_remaining > 0) return false;
+  if (cfs->throttled) return true;
+  return throttle_cfs_rq(cfs);
+}
+
+// check_enqueue_throttle(): a runqueue becoming non-empty while not running settles its
+// runtime first, and is throttled if it has none.
+void check_enqueue_throttle(cfs_rq* cfs) {
+  if (!cfs->runtime_enabled || cfs->curr || cfs->throttled) return;
+  account_cfs_rq_runtime(cfs, 0);
+  if (cfs->runtime_remaining <= 0) throttle_cfs_rq(cfs);
+}
+
+// task_throttle_setup_work(): 6.18+: the task picked from a throttled hierarchy throttles
+// itself on its way back to user mode. Kernel threads never go there.
+void task_throttle_setup_work(task_struct* p) {
+  if (!p->user) return;  // PF_KTHREAD
+  p->sched_throttle_work = true;
+}
+
+void throttle_cfs_rq_work(rq* rq, task_struct* p) {
+  p->sched_throttle_work = false;
+  if (p->sched_class != &fair_sched_class || p->exec == ExecKind::Dead) return;
+  cfs_rq* cfs = cfs_rq_of(&p->se);
+  if (!cfs->throttle_count) return;  // replenished meanwhile, or moved off the hierarchy
+  update_rq_clock(rq);
+  fair_sched_class.dequeue_task(rq, p, DEQUEUE_SLEEP | DEQUEUE_SPECIAL);
+  cfs->throttled_limbo_list.push_back(p);
+  p->throttled = true;
+  // The throttled time runs from the first task throttled below the throttled runqueue.
+  cfs_rq* top = cfs;
+  while (!top->throttled) top = cfs_rq_of(top->tg->se[static_cast<size_t>(rq->cpu)]);
+  if (!top->throttled_clock) top->throttled_clock = rq->clock;
+  resched_curr(rq);
+}
+
+// tg_set_cfs_bandwidth(): cpu.max written. The pool starts full; every runqueue of the
+// group starts with no local runtime (and is unthrottled if it was throttled).
+void tg_set_cfs_bandwidth(KernelImpl* k, task_group* tg, u64 period, u64 quota) {
+  cfs_bandwidth* cfs_b = &tg->cfs_bandwidth;
+  const bool runtime_enabled = quota != RUNTIME_INF;
+  cfs_b->period = period;
+  cfs_b->quota = quota;
+  cfs_b->runtime = runtime_enabled ? static_cast<s64>(quota) : 0;
+  cfs_b->period_timer.fn = sched_cfs_period_timer;
+  cfs_b->period_timer.ctx = tg;
+  if (runtime_enabled) start_cfs_bandwidth(k, cfs_b, 0);
+  for (int cpu = 0; cpu < k->nr_cpus(); ++cpu) {
+    cfs_rq* cfs = tg->cfs_rq[static_cast<size_t>(cpu)];
+    update_rq_clock(cfs->rq);
+    cfs->runtime_enabled = runtime_enabled;
+    cfs->runtime_remaining = 0;
+    if (cfs->throttled) unthrottle_cfs_rq(cfs);
+  }
+}
+
+}  // namespace kernel
+
+namespace kernel {
+
+void KernelImpl::set_task_group_cpu_max(int id, int64_t quota_us, int64_t period_us) {
+  task_group* tg = task_groups[static_cast<size_t>(id - 1)].get();
+  tg_set_cfs_bandwidth(this, tg, static_cast<u64>(period_us) * 1000,
+                       quota_us < 0 ? RUNTIME_INF : static_cast<u64>(quota_us) * 1000);
+}
+
+}  // namespace kernel

@@ -1,0 +1,233 @@
+// CONFIG_CFS_BANDWIDTH (cgroup v2 cpu.max) pinned against Linux: a group runs its quota per
+// period and is throttled until the period timer refills its pool; cpu.stat's counters;
+// where 6.12 (the group's entity dequeued at once) and 6.18+ (task based throttling at the
+// return to user mode) differ.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "kernel/sched/sched.h"
+#include "report/results.h"
+#include "scenario/experiment.h"
+#include "tests/kernel/harness.h"
+#include "user/sync.h"
+
+using testing_support::Sim;
+using testing_support::flat_machine;
+
+namespace {
+
+constexpr sim::Time kMs = sim::kNsecPerMsec;
+constexpr sim::Time kSec = sim::kNsecPerSec;
+
+user::Program hog(user::Thread& t) {
+  for (;;) co_await t.compute(1000000000);
+}
+
+kernel::TaskAttr in_group(int group, int cpu) {
+  kernel::TaskAttr a;
+  a.comm = "hog";
+  a.group = group;
+  a.cpus = {cpu};
+  return a;
+}
+
+const auto kVersions = {kernel::KernelVersion::V6_12, kernel::KernelVersion::V6_18,
+                        kernel::KernelVersion::V7_0};
+
+}  // namespace
+
+// cpu.max "20000 100000" on one CPU: each 100 ms period the group's hog runs 20 ms (within a
+// bandwidth slice: the overrun to the next tick is paid back the period after), and waits
+// throttled for the rest; a hog in the root group takes the remaining time. Sharing the CPU
+// half and half, the group uses its quota by about 40 ms into each period and is throttled
+// the other 60; cpu.stat counts a throttled interval when it ends (the last one is open).
+TEST(Bandwidth, CpuMaxThrottlesAtTheQuotaAndUnthrottlesAtThePeriod) {
+  for (auto v : kVersions) {
+    SCOPED_TRACE(kernel::version_name(v));
+    Sim s(flat_machine(1), kernel::default_config(v));
+    const int a = s.k->create_task_group("/a");
+    s.k->set_task_group_cpu_max(a, 20000, 100000);
+    const int limited = s.spawn(in_group(a, 0), hog);
+    const int other = s.spawn(in_group(0, 0), hog);
+    s.k->start();
+    uint64_t last = 0;
+    for (int period = 1; period <= 10; ++period) {
+      s.engine.run_until(period * 100 * kMs);
+      const uint64_t ran = s.task(limited).se.sum_exec_runtime;
+      if (period > 1)  // the first period starts with the task's fork
+        EXPECT_NEAR(static_cast<double>(ran - last), 20.0 * kMs, 5.0 * kMs) << "period " << period;
+      last = ran;
+    }
+    s.k->finish(kSec);
+    EXPECT_NEAR(static_cast<double>(s.task(limited).stats.run_ns), 200.0 * kMs, 5.0 * kMs);
+    EXPECT_NEAR(static_cast<double>(s.task(other).stats.run_ns), 800.0 * kMs, 10.0 * kMs);
+    const auto g = s.k->task_group_stats();
+    ASSERT_EQ(g.size(), 1u);
+    EXPECT_EQ(g[0].quota_us, 20000);
+    EXPECT_EQ(g[0].period_us, 100000);
+    EXPECT_GE(g[0].nr_periods, 9u);  // the timer at 1 s fires up to its interrupt jitter late
+    EXPECT_LE(g[0].nr_periods, 10u);
+    EXPECT_EQ(g[0].nr_throttled, g[0].nr_periods);
+    EXPECT_NEAR(static_cast<double>(g[0].throttled_ns), 9 * 60.0 * kMs, 10.0 * kMs);
+    testing_support::check_invariants(*s.k, kSec);
+  }
+}
+
+// The quota is the group's, whatever the number of CPUs it runs on: two hogs on two CPUs
+// with 50 ms per 100 ms run 50 ms between them per period (25 ms each), and throttled time
+// is counted per CPU (cpu.stat sums it): 2 x 75 ms per closed period.
+TEST(Bandwidth, TheQuotaIsSharedByTheGroupsCpus) {
+  for (auto v : kVersions) {
+    SCOPED_TRACE(kernel::version_name(v));
+    Sim s(flat_machine(2), kernel::default_config(v));
+    const int a = s.k->create_task_group("/a");
+    s.k->set_task_group_cpu_max(a, 50000, 100000);
+    const int h0 = s.spawn(in_group(a, 0), hog);
+    const int h1 = s.spawn(in_group(a, 1), hog);
+    s.run(kSec);
+    const double both = static_cast<double>(s.task(h0).stats.run_ns + s.task(h1).stats.run_ns);
+    EXPECT_NEAR(both, 500.0 * kMs, 15.0 * kMs);
+    const auto g = s.k->task_group_stats();
+    EXPECT_NEAR(static_cast<double>(g[0].throttled_ns), 9 * 2 * 75.0 * kMs, 20.0 * kMs);
+    testing_support::check_invariants(*s.k, kSec);
+  }
+}
+
+// cpu.max "max" (and no cpu.max at all) never throttles: the counters stay at zero.
+TEST(Bandwidth, AnUnlimitedGroupIsNeverThrottled) {
+  for (auto v : kVersions) {
+    SCOPED_TRACE(kernel::version_name(v));
+    Sim s(flat_machine(1), kernel::default_config(v));
+    const int a = s.k->create_task_group("/a");
+    s.k->create_task_group("/b");
+    s.k->set_task_group_cpu_max(a, -1, 100000);
+    const int ha = s.spawn(in_group(a, 0), hog);
+    s.run(kSec);
+    EXPECT_NEAR(static_cast<double>(s.task(ha).stats.run_ns), 1.0 * kSec, 2.0 * kMs);
+    for (const auto& g : s.k->task_group_stats()) {
+      EXPECT_EQ(g.quota_us, -1) << g.path;
+      EXPECT_EQ(g.nr_periods, 0u) << g.path;
+      EXPECT_EQ(g.nr_throttled, 0u) << g.path;
+      EXPECT_EQ(g.throttled_ns, 0u) << g.path;
+    }
+  }
+}
+
+// A task woken in the kernel after its group ran out of quota: 6.12 has the group's entity
+// dequeued, so the task waits for the next period without running; 6.18+ throttle a task
+// when it returns to user mode, so it runs its way out of the syscall first (a switch in,
+// the exit path, at the instant it is woken) and only then waits, in its runqueue's limbo
+// list. Its user code runs in neither until the unthrottle.
+TEST(Bandwidth, ATaskWokenInTheKernelOfAThrottledGroupRunsToUserModeFrom618On) {
+  for (auto v : kVersions) {
+    SCOPED_TRACE(kernel::version_name(v));
+    Sim s(flat_machine(1), kernel::default_config(v));
+    const int a = s.k->create_task_group("/a");
+    s.k->set_task_group_cpu_max(a, 10000, 100000);
+    kernel::UserWord woke;
+    s.spawn(in_group(a, 0), hog);
+    const int sleeper = s.spawn(in_group(a, 0), [&woke](user::Thread& t) -> user::Program {
+      co_await t.nanosleep(30 * kMs);
+      t.store(&woke, 1);
+      for (;;) co_await t.compute(1000000000);
+    });
+    s.k->start();
+    s.engine.run_until(25 * kMs);  // throttled since the quota ran out at about 10 ms
+    const uint64_t switches = s.task(sleeper).stats.nr_switches_involuntary;
+    s.engine.run_until(60 * kMs);
+    const kernel::task_struct& p = s.task(sleeper);
+    EXPECT_EQ(woke.value, 0) << "no user code before the period ends";
+    if (v == kernel::KernelVersion::V6_12) {
+      EXPECT_EQ(p.stats.nr_switches_involuntary, switches) << "not on the CPU";
+      EXPECT_FALSE(p.throttled);
+      EXPECT_TRUE(p.se.on_rq) << "queued in its throttled runqueue";
+    } else {
+      EXPECT_GT(p.stats.nr_switches_involuntary, switches) << "ran its way out of the kernel";
+      EXPECT_TRUE(p.throttled) << "in the limbo list";
+      EXPECT_FALSE(p.se.on_rq);
+    }
+    s.engine.run_until(130 * kMs);
+    EXPECT_EQ(woke.value, 1) << "runs after the unthrottle";
+    s.k->finish(130 * kMs);
+    testing_support::check_invariants(*s.k, 130 * kMs);
+  }
+}
+
+// The balancer never moves a throttled group's queued tasks: 6.12 took them off the CPU's
+// runqueue with their group entity, 6.18+ into the limbo list.
+TEST(Bandwidth, ThrottledTasksStayOffTheRunqueueUntilThePeriod) {
+  for (auto v : kVersions) {
+    SCOPED_TRACE(kernel::version_name(v));
+    Sim s(flat_machine(1), kernel::default_config(v));
+    const int a = s.k->create_task_group("/a");
+    s.k->set_task_group_cpu_max(a, 10000, 100000);
+    for (int i = 0; i < 3; ++i) s.spawn(in_group(a, 0), hog);
+    s.k->start();
+    s.engine.run_until(50 * kMs);
+    EXPECT_EQ(s.k->cpu_rq(0).nr_running, 0u);
+    EXPECT_TRUE(s.k->cpu_rq(0).curr->is_idle);
+    s.engine.run_until(105 * kMs);
+    EXPECT_EQ(s.k->cpu_rq(0).nr_running, 3u) << "all back at the period";
+    s.k->finish(105 * kMs);
+    testing_support::check_invariants(*s.k, 105 * kMs);
+  }
+}
+
+// The scenario key: `cpu.max = "20000 100000"` on the workload's cgroup gives its hog a fifth
+// of the CPU beside an unlimited hog, and the results carry cpu.stat's counters.
+TEST(Bandwidth, ScenarioCpuMaxLimitsTheCgroupAndReportsCpuStat) {
+  scenario::Experiment e;
+  ASSERT_EQ(scenario::set_key(&e, "workload", "hog"), "");
+  ASSERT_EQ(scenario::set_key(&e, "machine", "small4"), "");
+  ASSERT_EQ(scenario::set_key(&e, "cpus", "1"), "");
+  ASSERT_EQ(scenario::set_key(&e, "duration", "1s"), "");
+  ASSERT_EQ(scenario::set_key(&e, "threads", "1"), "");
+  ASSERT_EQ(scenario::set_key(&e, "cgroup", "/limited"), "");
+  ASSERT_EQ(scenario::set_key(&e, "cpu.max", "20000 100000"), "");
+  ASSERT_EQ(scenario::add_also(&e, "hog:threads=1,cgroup=/free,cpu.max=max 100000"), "");
+  report::Results r;
+  ASSERT_EQ(scenario::run(e, &r), "");
+  const report::Metric* m = r.metric("hog_cpu_seconds_per_second");  // the main workload's
+  ASSERT_NE(m, nullptr);
+  EXPECT_NEAR(m->value, 0.2, 0.01);
+  ASSERT_NE(r.metric("cgroup/limited.nr_throttled"), nullptr);
+  EXPECT_GE(r.metric("cgroup/limited.nr_throttled")->value, 9);
+  EXPECT_GT(r.metric("cgroup/limited.throttled_usec")->value, 500000);
+  EXPECT_EQ(r.metric("cgroup/free.nr_throttled"), nullptr) << "no quota, no counters";
+}
+
+TEST(Bandwidth, BadCpuMaxIsNamed) {
+  scenario::Experiment e;
+  EXPECT_EQ(scenario::set_key(&e, "cpu.max", "999 100000"),
+            "cpu.max: quota must be from 1000 to 17592186044415 us, or max (got '999 100000')");
+  EXPECT_EQ(scenario::set_key(&e, "cpu.max", "17592186044416 100000"),
+            "cpu.max: quota must be from 1000 to 17592186044415 us, or max (got '17592186044416 100000')");
+  EXPECT_EQ(scenario::set_key(&e, "cpu.max", "max 999"), "cpu.max: period must be from 1000 to 1000000 us (got 'max 999')");
+  EXPECT_EQ(scenario::set_key(&e, "cpu.max", "50000 1000001"),
+            "cpu.max: period must be from 1000 to 1000000 us (got '50000 1000001')");
+  EXPECT_NE(scenario::set_key(&e, "cpu.max", "50ms").find("cpu.max: expected \"QUOTA PERIOD\""), std::string::npos);
+  EXPECT_NE(scenario::set_key(&e, "cpu.max", "50000  100000").find("cpu.max: expected"), std::string::npos);
+  EXPECT_NE(scenario::add_also(&e, "hog:cpu.max=").find("also.hog.cpu.max: expected"), std::string::npos);
+  EXPECT_EQ(scenario::set_key(&e, "cpu.max", "max"), "");
+  EXPECT_EQ(scenario::set_key(&e, "cpu.max", "50000"), "") << "the period defaults to 100000";
+  ASSERT_EQ(scenario::set_key(&e, "workload", "hog"), "");
+  ASSERT_EQ(scenario::set_key(&e, "machine", "small4"), "");
+  EXPECT_EQ(scenario::validate(e), "cpu.max: needs a cgroup (the root cgroup has no cpu.max)");
+  scenario::Experiment x;
+  ASSERT_EQ(scenario::set_key(&x, "machine", "small4"), "");
+  ASSERT_EQ(scenario::add_also(&x, "hog:cpu.max=50000 100000"), "");
+  EXPECT_EQ(scenario::validate(x), "also.hog.cpu.max: needs a cgroup (the root cgroup has no cpu.max)");
+}
+
+// A scenario file places the workload with top-level keys: cgroup and "cpu.max".
+TEST(Bandwidth, AScenarioFileSetsCgroupAndCpuMaxAtTheTopLevel) {
+  const char* d = std::getenv("SCHEDLAB_SOURCE_DIR");
+  scenario::Experiment e;
+  ASSERT_EQ(scenario::load_scenario_file(std::string(d ? d : ".") + "/scenarios/cpu-max-locktable.toml", &e), "");
+  EXPECT_EQ(e.cgroup, "/db");
+  EXPECT_EQ(e.cpu_max, "200000 100000");
+  EXPECT_EQ(scenario::validate(e), "");
+}
