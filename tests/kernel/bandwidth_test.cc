@@ -47,7 +47,7 @@ const auto kVersions = {kernel::KernelVersion::V6_12, kernel::KernelVersion::V6_
 TEST(Bandwidth, CpuMaxThrottlesAtTheQuotaAndUnthrottlesAtThePeriod) {
   for (auto v : kVersions) {
     SCOPED_TRACE(kernel::version_name(v));
-    Sim s(flat_machine(1), kernel::default_config(v));
+    Sim s(flat_machine(1), testing_support::no_autogroup(kernel::default_config(v)));
     const int a = s.k->create_task_group("/a");
     s.k->set_task_group_cpu_max(a, 20000, 100000);
     const int limited = s.spawn(in_group(a, 0), hog);
@@ -57,8 +57,9 @@ TEST(Bandwidth, CpuMaxThrottlesAtTheQuotaAndUnthrottlesAtThePeriod) {
     for (int period = 1; period <= 10; ++period) {
       s.engine.run_until(period * 100 * kMs);
       const uint64_t ran = s.task(limited).se.sum_exec_runtime;
-      if (period > 1)  // the first period starts with the task's fork
+      if (period > 1) {  // the first period starts with the task's fork
         EXPECT_NEAR(static_cast<double>(ran - last), 20.0 * kMs, 5.0 * kMs) << "period " << period;
+      }
       last = ran;
     }
     s.k->finish(kSec);
@@ -82,7 +83,7 @@ TEST(Bandwidth, CpuMaxThrottlesAtTheQuotaAndUnthrottlesAtThePeriod) {
 TEST(Bandwidth, TheQuotaIsSharedByTheGroupsCpus) {
   for (auto v : kVersions) {
     SCOPED_TRACE(kernel::version_name(v));
-    Sim s(flat_machine(2), kernel::default_config(v));
+    Sim s(flat_machine(2), testing_support::no_autogroup(kernel::default_config(v)));
     const int a = s.k->create_task_group("/a");
     s.k->set_task_group_cpu_max(a, 50000, 100000);
     const int h0 = s.spawn(in_group(a, 0), hog);
@@ -100,7 +101,7 @@ TEST(Bandwidth, TheQuotaIsSharedByTheGroupsCpus) {
 TEST(Bandwidth, AnUnlimitedGroupIsNeverThrottled) {
   for (auto v : kVersions) {
     SCOPED_TRACE(kernel::version_name(v));
-    Sim s(flat_machine(1), kernel::default_config(v));
+    Sim s(flat_machine(1), testing_support::no_autogroup(kernel::default_config(v)));
     const int a = s.k->create_task_group("/a");
     s.k->create_task_group("/b");
     s.k->set_task_group_cpu_max(a, -1, 100000);
@@ -124,7 +125,7 @@ TEST(Bandwidth, AnUnlimitedGroupIsNeverThrottled) {
 TEST(Bandwidth, ATaskWokenInTheKernelOfAThrottledGroupRunsToUserModeFrom618On) {
   for (auto v : kVersions) {
     SCOPED_TRACE(kernel::version_name(v));
-    Sim s(flat_machine(1), kernel::default_config(v));
+    Sim s(flat_machine(1), testing_support::no_autogroup(kernel::default_config(v)));
     const int a = s.k->create_task_group("/a");
     s.k->set_task_group_cpu_max(a, 10000, 100000);
     kernel::UserWord woke;
@@ -161,7 +162,7 @@ TEST(Bandwidth, ATaskWokenInTheKernelOfAThrottledGroupRunsToUserModeFrom618On) {
 TEST(Bandwidth, ThrottledTasksStayOffTheRunqueueUntilThePeriod) {
   for (auto v : kVersions) {
     SCOPED_TRACE(kernel::version_name(v));
-    Sim s(flat_machine(1), kernel::default_config(v));
+    Sim s(flat_machine(1), testing_support::no_autogroup(kernel::default_config(v)));
     const int a = s.k->create_task_group("/a");
     s.k->set_task_group_cpu_max(a, 10000, 100000);
     for (int i = 0; i < 3; ++i) s.spawn(in_group(a, 0), hog);
