@@ -62,8 +62,16 @@ class Kernel {
   // `parent` (0 = the root group, else an id returned before) and returns its id (>= 1).
   int create_task_group(const std::string& path, int parent = 0);
   // tg->shares of group `id`: its weight against its siblings (1024 = nice 0 = cpu.weight
-  // 100), MIN_SHARES..MAX_SHARES; the group's entities are re-weighed at once.
+  // 100), MIN_SHARES..MAX_SHARES; the group's entities are re-weighed at once. Refused
+  // (ignored) for an idle group, as Linux's sched_group_set_shares() returns -EINVAL.
   void set_task_group_shares(int id, unsigned long shares);
+  // cgroup v2 cpu.idle (0 or 1) of group `id`: its entities become idle entities (a
+  // non-idle wakee preempts them, they never preempt a non-idle entity) with WEIGHT_IDLEPRIO
+  // shares; back to NICE_0_LOAD shares with 0.
+  void set_task_group_idle(int id, int idle);
+  // cgroup v2 cpuset.cpus of group `id` (existing CPUs, at least one): the threads created in
+  // it or below it afterwards run only on its effective CPUs (within its parent's).
+  void set_task_group_cpus(int id, const std::vector<int>& cpus);
   // The group at cgroup path `path` ("/a/b"), created with its missing ancestors; its id.
   int task_group_at(const std::string& path);
   // Threads created with TaskAttr::group 0 go to group `id` (0 = the root group) from now on.

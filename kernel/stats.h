@@ -64,6 +64,11 @@ struct TaskGroupStats {
   int id = 0;
   std::string path;
   uint64_t usage_ns = 0;
+  // The group's settings at the end of the run: tg->shares (1024 = cpu.weight 100), cpu.idle,
+  // and cpuset.cpus.effective (the CPUs its tasks may use).
+  unsigned long shares = 0;
+  int idle = 0;
+  std::vector<int> effective_cpus;
 };
 
 // Invariant violations the model survived in a run.

@@ -111,7 +111,8 @@ static void enqueue_task_fair(rq* rq, task_struct* p, int flags) {
     if (rq->cfs.h_nr_runnable == 1) dl_server_start(rq);
     return;
   }
-  const unsigned h_nr_idle = p->policy == SCHED_IDLE;  // task_has_idle_policy()
+  // task_has_idle_policy(); every level above an idle group's runqueue counts the task idle.
+  unsigned h_nr_idle = p->policy == SCHED_IDLE;
   // A delayed task put back after a change (ENQUEUE_RESTORE, e.g. set_user_nice()) stays
   // delayed: queued again but not runnable (task_new && se->sched_delayed).
   const unsigned h_nr_runnable = !(flags & ENQUEUE_WAKEUP) && se->sched_delayed ? 0 : 1;
@@ -131,6 +132,7 @@ static void enqueue_task_fair(rq* rq, task_struct* p, int flags) {
     cfs->h_nr_runnable += h_nr_runnable;
     cfs->h_nr_queued++;
     cfs->h_nr_idle += h_nr_idle;
+    if (cfs_rq_is_idle(cfs)) h_nr_idle = 1;
     flags = ENQUEUE_WAKEUP;
   }
   for_each_sched_entity(se) {
@@ -143,6 +145,7 @@ static void enqueue_task_fair(rq* rq, task_struct* p, int flags) {
     cfs->h_nr_runnable += h_nr_runnable;
     cfs->h_nr_queued++;
     cfs->h_nr_idle += h_nr_idle;
+    if (cfs_rq_is_idle(cfs)) h_nr_idle = 1;
   }
   if (!h_nr_runnable) return;  // (rq->nr_running leaves out delayed tasks here)
   add_nr_running(rq, 1);
@@ -205,7 +208,7 @@ static int dequeue_entities(rq* rq, sched_entity* se, int flags) {
   const bool task_delayed = flags & DEQUEUE_DELAYED;
   const unsigned h_nr_runnable = p && !se->sched_delayed ? 1 : 0;
   const unsigned h_nr_queued = p ? 1 : 0;
-  const unsigned h_nr_idle = p && p->policy == SCHED_IDLE;
+  unsigned h_nr_idle = p && p->policy == SCHED_IDLE;
   u64 slice = 0;
   for_each_sched_entity(se) {
     cfs_rq* cfs = cfs_rq_of(se);
@@ -217,6 +220,7 @@ static int dequeue_entities(rq* rq, sched_entity* se, int flags) {
     cfs->h_nr_runnable -= h_nr_runnable;
     cfs->h_nr_queued -= h_nr_queued;
     cfs->h_nr_idle -= h_nr_idle;
+    if (cfs_rq_is_idle(cfs)) h_nr_idle = h_nr_queued;
     if (cfs->load) {  // the parent has other entities besides us: it stays queued
       slice = cfs_rq_min_slice(cfs);
       se = parent_entity(se);
@@ -236,6 +240,7 @@ static int dequeue_entities(rq* rq, sched_entity* se, int flags) {
     cfs->h_nr_runnable -= h_nr_runnable;
     cfs->h_nr_queued -= h_nr_queued;
     cfs->h_nr_idle -= h_nr_idle;
+    if (cfs_rq_is_idle(cfs)) h_nr_idle = h_nr_queued;
   }
   if (h_nr_runnable) sub_nr_running(rq, 1);
   if (!rq->cfs.h_nr_runnable) dl_server_stop(rq);  // the last runnable fair task left
@@ -368,11 +373,6 @@ static void find_matching_se(sched_entity** se, sched_entity** pse) {
     *se = parent_entity(*se);
     *pse = parent_entity(*pse);
   }
-}
-
-// se_is_idle(): a SCHED_IDLE task (or, with task groups, an idle group's entity).
-static bool se_is_idle(sched_entity* se) {
-  return entity_is_task(se) && task_of(se)->policy == SCHED_IDLE;
 }
 
 // set_next_buddy(): the wakee, and its group entities up to the root, become their

@@ -1,0 +1,149 @@
+// The cgroup v2 files of a task group beyond cpu.weight, pinned against Linux: cpu.idle
+// (sched_group_set_idle(), se_is_idle()), cpu.weight.nice (cpu_weight_nice_write_s64()) and
+// cpuset.cpus (kernel/cgroup/cpuset.c's effective CPUs, honoured by select_task_rq() and
+// the balancer's can_migrate_task()).
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "kernel/sched/sched.h"
+#include "report/results.h"
+#include "scenario/experiment.h"
+#include "tests/kernel/harness.h"
+
+using testing_support::Sim;
+using testing_support::flat_machine;
+
+namespace {
+
+constexpr sim::Time kSec = sim::kNsecPerSec;
+
+user::Program hog(user::Thread& t) {
+  for (;;) co_await t.compute(1000000000);
+}
+
+// Runs 1-200 us, sleeps 1-300 us: many wakeups, and balancing between them.
+user::Program sleeper(user::Thread& t) {
+  for (;;) {
+    co_await t.compute(static_cast<int64_t>(t.rng().next_u64() % 200000) + 1000);
+    co_await t.nanosleep(static_cast<int64_t>(t.rng().next_u64() % 300000) + 1000);
+  }
+}
+
+kernel::TaskAttr in_group(int group, int cpu = -1) {
+  kernel::TaskAttr a;
+  a.comm = "task";
+  a.group = group;
+  if (cpu >= 0) a.cpus = {cpu};
+  return a;
+}
+
+double run_share(const Sim& s, int pid, sim::Time elapsed) {
+  return static_cast<double>(s.task(pid).stats.run_ns) / static_cast<double>(elapsed);
+}
+
+const auto kVersions = {kernel::KernelVersion::V6_12, kernel::KernelVersion::V6_18,
+                        kernel::KernelVersion::V7_0};
+
+}  // namespace
+
+// cpu.idle = 1: the group's shares become WEIGHT_IDLEPRIO (3), so beside a normal group on
+// one CPU its task gets about 3/(3+1024) of it, however many tasks each group has.
+TEST(Cgroup, AnIdleGroupYieldsToANormalGroupOnASharedCpu) {
+  for (auto v : kVersions) {
+    Sim s(flat_machine(1), kernel::default_config(v));
+    const int idle = s.k->create_task_group("/idle");
+    const int normal = s.k->create_task_group("/normal");
+    s.k->set_task_group_idle(idle, 1);
+    const int ti1 = s.spawn(in_group(idle), hog);
+    const int ti2 = s.spawn(in_group(idle), hog);
+    const int tn = s.spawn(in_group(normal), hog);
+    s.run(3 * kSec);
+    const double idle_share = run_share(s, ti1, 3 * kSec) + run_share(s, ti2, 3 * kSec);
+    EXPECT_NEAR(idle_share, 3.0 / (3 + 1024), 0.004) << kernel::version_name(v);
+    EXPECT_GT(run_share(s, tn, 3 * kSec), 0.99) << kernel::version_name(v);
+    EXPECT_EQ(s.k->task_group_stats()[0].shares, 3u);
+    EXPECT_EQ(s.k->task_group_stats()[0].idle, 1);
+    testing_support::check_invariants(*s.k, 3 * kSec);
+  }
+}
+
+// se_is_idle() of a group entity: a task of a normal group waking on a CPU that runs an
+// idle group's task preempts it at once (wakeup_preempt_fair(): curr idle, wakee not), and
+// the CPU counts as sched_idle_cpu() (its tasks are all below an idle group: h_nr_idle).
+TEST(Cgroup, ANormalWakeePreemptsAnIdleGroupsTaskAtOnce) {
+  for (auto v : kVersions) {
+    Sim s(flat_machine(1), kernel::default_config(v));
+    const int idle = s.k->create_task_group("/idle");
+    const int normal = s.k->create_task_group("/normal");
+    s.k->set_task_group_idle(idle, 1);
+    s.spawn(in_group(idle), hog);
+    s.k->start();
+    s.engine.run_until(kSec / 10);
+    EXPECT_TRUE(kernel::sched_idle_cpu(s.k.get(), 0)) << kernel::version_name(v);
+    const int w = s.spawn(in_group(normal), sleeper, kSec / 10);
+    s.engine.run_until(kSec);
+    s.k->finish(kSec);
+    const kernel::task_struct& t = s.task(w);
+    ASSERT_GT(t.stats.nr_wakeups, 100u);
+    // Every wakeup runs at once: no wait beyond the switch itself.
+    EXPECT_LT(t.stats.wait_max_ns, 50000u) << kernel::version_name(v);
+    testing_support::check_invariants(*s.k, kSec);
+  }
+}
+
+// cpu.idle back to 0: the group is an ordinary one with NICE_0_LOAD shares again; the
+// h_nr_idle counts above its queued entities follow at once (sched_group_set_idle()).
+TEST(Cgroup, ClearingCpuIdleRestoresTheGroupsWeightAndCounts) {
+  Sim s(flat_machine(1));
+  const int g = s.k->create_task_group("/g");
+  const int other = s.k->create_task_group("/other");
+  s.k->set_task_group_idle(g, 1);
+  const int tg = s.spawn(in_group(g), hog);
+  const int to = s.spawn(in_group(other), hog);
+  s.k->start();
+  s.engine.run_until(kSec);
+  EXPECT_EQ(s.k->cpu_rq(0).cfs.h_nr_idle, 1u);
+  s.k->set_task_group_idle(g, 0);
+  EXPECT_EQ(s.k->cpu_rq(0).cfs.h_nr_idle, 0u);
+  // (run_ns is brought up to date at switches: the normal group's task ran alone until now)
+  s.engine.run_until(kSec + kSec / 10);
+  const uint64_t g_before = s.task(tg).stats.run_ns, o_before = s.task(to).stats.run_ns;
+  s.engine.run_until(3 * kSec);
+  s.k->finish(3 * kSec);
+  const double g_run = static_cast<double>(s.task(tg).stats.run_ns - g_before);
+  const double o_run = static_cast<double>(s.task(to).stats.run_ns - o_before);
+  EXPECT_NEAR(g_run / (g_run + o_run), 0.5, 0.02);
+  EXPECT_EQ(s.k->task_group_stats()[0].shares, 1024u);
+  testing_support::check_invariants(*s.k, 3 * kSec);
+}
+
+// cpuset.cpus = 4-7 on a 2-socket machine of 2 x 4 CPUs: eight tasks of the group, waking
+// and sleeping, stay on socket 1 although socket 0 is idle (select_task_rq() and the
+// balancer keep to p->cpus_ptr); a child group's cpuset is limited to its parent's.
+TEST(Cgroup, ACpusetKeepsItsTasksOnItsCpusThroughWakeupsAndBalancing) {
+  hw::Machine m;
+  ASSERT_TRUE(hw::load_machine("synth:2x4x1", &m).ok());
+  Sim s(m);
+  const int g = s.k->task_group_at("/pinned");
+  s.k->set_task_group_cpus(g, {4, 5, 6, 7});
+  const int child = s.k->task_group_at("/pinned/child");
+  s.k->set_task_group_cpus(child, {2, 3, 6, 7});  // only 6-7 are within the parent's
+  std::vector<int> pids;
+  for (int i = 0; i < 8; ++i) pids.push_back(s.spawn(in_group(i < 6 ? g : child), sleeper));
+  kernel::TaskAttr own = in_group(g);
+  own.cpus = {0, 1};  // no CPU of the cpuset: the task keeps the cpuset's
+  pids.push_back(s.spawn(own, sleeper));
+  s.run(2 * kSec);
+  for (int c = 0; c < 4; ++c) EXPECT_EQ(s.k->cpu_rq(c).ex.user_ns, 0u) << "cpu " << c;
+  for (int c = 4; c < 8; ++c) EXPECT_GT(s.k->cpu_rq(c).ex.user_ns, kSec / 2) << "cpu " << c;
+  for (size_t i = 0; i < pids.size(); ++i) {
+    const kernel::task_struct& t = s.task(pids[i]);
+    EXPECT_GE(t.cpu, i < 6 || i == 8 ? 4 : 6) << "pid " << t.pid;
+    EXPECT_GT(t.stats.nr_wakeups, 100u);
+  }
+  const auto stats = s.k->task_group_stats();
+  EXPECT_EQ(stats[0].effective_cpus, (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(stats[1].effective_cpus, (std::vector<int>{6, 7}));
+  testing_support::check_invariants(*s.k, 2 * kSec);
+}
