@@ -69,18 +69,31 @@ TEST(Cgroup, AnIdleGroupYieldsToANormalGroupOnASharedCpu) {
 }
 
 // se_is_idle() of a group entity: a task of a normal group waking on a CPU that runs an
-// idle group's task preempts it at once (wakeup_preempt_fair(): curr idle, wakee not), and
-// the CPU counts as sched_idle_cpu() (its tasks are all below an idle group: h_nr_idle).
+// idle group's task preempts it at once (wakeup_preempt_fair(): curr idle, wakee not),
+// even within the slice it is protected for; and a CPU running only such tasks counts as sched_idle_cpu() (its tasks are all below an idle group: h_nr_idle).
+TEST(Cgroup, ACpuRunningOnlyAnIdleGroupsTasksIsSchedIdle) {
+  Sim s(flat_machine(1));
+  const int idle = s.k->create_task_group("/idle");
+  s.k->set_task_group_idle(idle, 1);
+  s.spawn(in_group(idle), hog);
+  s.k->start();
+  s.engine.run_until(kSec / 10);
+  EXPECT_TRUE(kernel::sched_idle_cpu(s.k.get(), 0));
+  s.k->finish(kSec / 10);
+  testing_support::check_invariants(*s.k, kSec / 10);
+}
+
 TEST(Cgroup, ANormalWakeePreemptsAnIdleGroupsTaskAtOnce) {
   for (auto v : kVersions) {
     Sim s(flat_machine(1), kernel::default_config(v));
     const int idle = s.k->create_task_group("/idle");
     const int normal = s.k->create_task_group("/normal");
     s.k->set_task_group_idle(idle, 1);
-    s.spawn(in_group(idle), hog);
+    // The idle group's task too wakes often, each time eligible and with a slice to run.
+    s.spawn(in_group(idle), sleeper);
+    s.spawn(in_group(idle), sleeper);
     s.k->start();
     s.engine.run_until(kSec / 10);
-    EXPECT_TRUE(kernel::sched_idle_cpu(s.k.get(), 0)) << kernel::version_name(v);
     const int w = s.spawn(in_group(normal), sleeper, kSec / 10);
     s.engine.run_until(kSec);
     s.k->finish(kSec);
@@ -146,4 +159,22 @@ TEST(Cgroup, ACpusetKeepsItsTasksOnItsCpusThroughWakeupsAndBalancing) {
   EXPECT_EQ(stats[0].effective_cpus, (std::vector<int>{4, 5, 6, 7}));
   EXPECT_EQ(stats[1].effective_cpus, (std::vector<int>{6, 7}));
   testing_support::check_invariants(*s.k, 2 * kSec);
+}
+
+// ... and the other way: an idle group's task waking beside a normal group's running task
+// never preempts it (7.0 neither makes it the next buddy, set_next_buddy() skipping idle
+// entities), so it gets no more than its WEIGHT_IDLEPRIO share of the CPU.
+TEST(Cgroup, AnIdleGroupsWakeeNeverPreemptsANormalGroupsTask) {
+  for (auto v : kVersions) {
+    Sim s(flat_machine(1), kernel::default_config(v));
+    const int idle = s.k->create_task_group("/idle");
+    const int normal = s.k->create_task_group("/normal");
+    s.k->set_task_group_idle(idle, 1);
+    const int tn = s.spawn(in_group(normal), hog);
+    const int ti = s.spawn(in_group(idle), sleeper);
+    s.run(2 * kSec);
+    EXPECT_LT(run_share(s, ti, 2 * kSec), 0.01) << kernel::version_name(v);
+    EXPECT_GT(run_share(s, tn, 2 * kSec), 0.99) << kernel::version_name(v);
+    testing_support::check_invariants(*s.k, 2 * kSec);
+  }
 }
