@@ -1,5 +1,5 @@
 // The cgroup v2 files of a task group beyond cpu.weight (kernel/sched/core.c's cpu
-// controller, kernel/cgroup/cpuset.c): cpu.idle, and cpuset.cpus with the effective CPUs its
+// controller, kernel/cgroup/cpuset.c): cpu.weight.nice, cpu.idle, and cpuset.cpus with the effective CPUs its
 // tasks may run on. Groups are configured before their tasks are created: a task takes its
 // group's effective CPUs when it is created (cpuset_fork()/cpuset_attach()), and a later
 // change of cpuset.cpus does not move tasks already created (update_tasks_cpumask() is not
@@ -16,6 +16,12 @@ namespace kernel {
 task_group* KernelImpl::task_group_by_id(int id) {
   assert(id >= 1 && id <= static_cast<int>(task_groups.size()));
   return task_groups[static_cast<size_t>(id - 1)].get();
+}
+
+// cpu_weight_nice_write_s64(): sched_prio_to_weight[] at that nice, as a task's weight.
+void KernelImpl::set_task_group_weight_nice(int id, int nice) {
+  assert(nice >= -20 && nice <= 19);
+  set_task_group_shares(id, nice_to_weight(nice));
 }
 
 // cpu_idle_write_s64() -> sched_group_set_idle().

@@ -362,6 +362,7 @@ int Kernel::create_task_group(const std::string& path, int parent) {
   return impl(this)->create_task_group(path, parent);
 }
 void Kernel::set_task_group_shares(int id, unsigned long shares) { impl(this)->set_task_group_shares(id, shares); }
+void Kernel::set_task_group_weight_nice(int id, int nice) { impl(this)->set_task_group_weight_nice(id, nice); }
 void Kernel::set_task_group_idle(int id, int idle) { impl(this)->set_task_group_idle(id, idle); }
 void Kernel::set_task_group_cpus(int id, const std::vector<int>& cpus) { impl(this)->set_task_group_cpus(id, cpus); }
 int Kernel::task_group_at(const std::string& path) { return impl(this)->task_group_at(path); }

@@ -65,6 +65,9 @@ class Kernel {
   // 100), MIN_SHARES..MAX_SHARES; the group's entities are re-weighed at once. Refused
   // (ignored) for an idle group, as Linux's sched_group_set_shares() returns -EINVAL.
   void set_task_group_shares(int id, unsigned long shares);
+  // cgroup v2 cpu.weight.nice (-20..19) of group `id`: its shares are a task's weight at
+  // that nice (cpu_weight_nice_write_s64()).
+  void set_task_group_weight_nice(int id, int nice);
   // cgroup v2 cpu.idle (0 or 1) of group `id`: its entities become idle entities (a
   // non-idle wakee preempts them, they never preempt a non-idle entity) with WEIGHT_IDLEPRIO
   // shares; back to NICE_0_LOAD shares with 0.

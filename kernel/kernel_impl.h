@@ -51,6 +51,7 @@ class KernelImpl final : public Kernel {
   std::vector<TaskGroupStats> task_group_stats() const;
   // cgroup v2 cpu.idle and cpuset.cpus (kernel/cgroup.cc).
   task_group* task_group_by_id(int id);
+  void set_task_group_weight_nice(int id, int nice);
   void set_task_group_idle(int id, int idle);
   void set_task_group_cpus(int id, const std::vector<int>& cpus);
   void update_effective_cpus();

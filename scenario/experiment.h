@@ -15,6 +15,15 @@
 
 namespace scenario {
 
+// The cgroup v2 files of a workload's cgroup beyond cpu.weight (scenario/cgroup_files.cc),
+// keys of the main workload and of each `also`:
+struct CgroupFiles {
+  bool has_weight_nice = false;  // `cpu.weight.nice` given (-20..19): the weight of that nice
+  int weight_nice = 0;
+  int idle = -1;                 // `cpu.idle` 0 or 1 (-1: not given)
+  std::string cpuset_cpus;       // `cpuset.cpus` as a CPU list, "0-3,8" ("": not given)
+};
+
 // A further workload run alongside the main one on the same machine (e.g. a cyclictest
 // thread beside a lock workload, to measure the cost to others).
 struct ExtraWorkload {
@@ -23,6 +32,7 @@ struct ExtraWorkload {
   bool own_session = false;  // `session=own`: started in a new session (setsid)
   std::string cgroup;        // `cgroup=/a/b`: its threads' cgroup ("" = the root)
   long cpu_weight = 0;       // `cpu.weight` of that cgroup (0 = left at 100)
+  CgroupFiles cgroup_files;  // its cpu.weight.nice, cpu.idle, cpuset.cpus
 };
 
 struct Experiment {
@@ -48,6 +58,8 @@ struct Experiment {
   // `also` (`--also hog:cgroup=/batch,cpu.weight=50`).
   std::string cgroup;
   long cpu_weight = 0;
+  // `cpu.weight.nice`, `cpu.idle` and `cpuset.cpus` of that cgroup (also keys of each `also`).
+  CgroupFiles cgroup_files;
 };
 
 // Adds a workload to run alongside: "NAME" or "NAME:key=value,key=value".

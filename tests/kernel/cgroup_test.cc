@@ -4,6 +4,7 @@
 // the balancer's can_migrate_task()).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <vector>
 
 #include "kernel/sched/sched.h"
@@ -177,4 +178,114 @@ TEST(Cgroup, AnIdleGroupsWakeeNeverPreemptsANormalGroupsTask) {
     EXPECT_GT(run_share(s, tn, 2 * kSec), 0.99) << kernel::version_name(v);
     testing_support::check_invariants(*s.k, 2 * kSec);
   }
+}
+
+namespace {
+scenario::Experiment one_cpu_hogs(const std::string& cgroup) {
+  scenario::Experiment e;
+  EXPECT_EQ(scenario::set_key(&e, "workload", "hog"), "");
+  EXPECT_EQ(scenario::set_key(&e, "machine", "small4"), "");
+  EXPECT_EQ(scenario::set_key(&e, "cpus", "1"), "");
+  EXPECT_EQ(scenario::set_key(&e, "duration", "2s"), "");
+  EXPECT_EQ(scenario::set_key(&e, "threads", "1"), "");
+  EXPECT_EQ(scenario::set_key(&e, "cgroup", cgroup), "");
+  return e;
+}
+double main_hog_share(const scenario::Experiment& e) {
+  report::Results r;
+  EXPECT_EQ(scenario::run(e, &r), "");
+  const report::Metric* m = r.metric("hog_cpu_seconds_per_second");  // the main workload's
+  return m ? m->value : -1;
+}
+}  // namespace
+
+// cpu.weight.nice = 5 gives the cgroup a nice-5 task's weight, 335 against a default
+// cgroup's 1024, as two tasks of nice 5 and 0 would share the CPU.
+TEST(Cgroup, CpuWeightNiceMapsLikeATasksNice) {
+  scenario::Experiment e = one_cpu_hogs("/a");
+  ASSERT_EQ(scenario::set_key(&e, "cpu.weight.nice", "5"), "");
+  ASSERT_EQ(scenario::add_also(&e, "hog:threads=1,cgroup=/b"), "");
+  EXPECT_NEAR(main_hog_share(e), 335.0 / (335 + 1024), 0.01);
+  e.cgroup_files.weight_nice = -3;  // 1991
+  EXPECT_NEAR(main_hog_share(e), 1991.0 / (1991 + 1024), 0.01);
+}
+
+// A scenario's cpu.idle = 1 cgroup beside a default one: about 3/(3+1024) of the CPU.
+TEST(Cgroup, ScenarioIdleCgroupGetsTheIdleWeightsShare) {
+  scenario::Experiment e = one_cpu_hogs("/batch");
+  ASSERT_EQ(scenario::set_key(&e, "cpu.idle", "1"), "");
+  ASSERT_EQ(scenario::add_also(&e, "hog:threads=1,cgroup=/svc"), "");
+  EXPECT_NEAR(main_hog_share(e), 3.0 / (3 + 1024), 0.003);
+}
+
+// The run results list each group: path, hierarchical usage, share of the machine and its
+// settings (cpu.weight as read back, cpu.idle, cpuset.cpus.effective).
+TEST(Cgroup, ResultsListEachGroupsUsageShareAndSettings) {
+  scenario::Experiment e = one_cpu_hogs("/svc/a");
+  ASSERT_EQ(scenario::set_key(&e, "cpus", "2"), "");
+  ASSERT_EQ(scenario::set_key(&e, "cpuset.cpus", "1"), "");
+  ASSERT_EQ(scenario::add_also(&e, "hog:threads=1,cgroup=/batch,cpu.idle=1,cpuset.cpus=1"), "");
+  report::Results r;
+  ASSERT_EQ(scenario::run(e, &r), "");
+  ASSERT_EQ(r.groups.size(), 3u);
+  EXPECT_EQ(r.groups[0].path, "/svc");
+  EXPECT_EQ(r.groups[1].path, "/svc/a");
+  EXPECT_EQ(r.groups[2].path, "/batch");
+  EXPECT_EQ(r.groups[0].usage_ns, r.groups[1].usage_ns);  // hierarchical
+  EXPECT_NEAR(r.groups[1].share, 0.5 * 1024 / 1027, 0.01);  // one of two CPUs, nearly all of it
+  EXPECT_NEAR(r.groups[2].share, 0.5 * 3 / 1027, 0.003);
+  EXPECT_EQ(r.groups[1].cpu_weight, 100);
+  EXPECT_EQ(r.groups[1].cpus, "1");
+  EXPECT_EQ(r.groups[0].cpus, "0-1");
+  EXPECT_EQ(r.groups[2].idle, 1);
+  EXPECT_EQ(r.groups[2].cpu_weight, 0);  // sched_weight_to_cgroup(3): rounds to 0
+}
+
+TEST(Cgroup, BadCgroupFileValuesAreNamed) {
+  scenario::Experiment e;
+  EXPECT_EQ(scenario::set_key(&e, "cpu.weight.nice", "20"), "cpu.weight.nice: must be an integer in -20..19 (got '20')");
+  EXPECT_EQ(scenario::set_key(&e, "cpu.idle", "yes"), "cpu.idle: must be 0 or 1 (got 'yes')");
+  EXPECT_EQ(scenario::set_key(&e, "cpuset.cpus", ""), "cpuset.cpus: must be a list of CPUs like 0-3,8 (got '')");
+  EXPECT_EQ(scenario::set_key(&e, "cpuset.cpus", "0-"), "cpuset.cpus: must be a list of CPUs like 0-3,8 (got '0-')");
+  EXPECT_EQ(scenario::add_also(&e, "hog:cpu.idle=2"), "also.hog.cpu.idle: must be 0 or 1 (got '2')");
+
+  scenario::Experiment m = one_cpu_hogs("/a");
+  ASSERT_EQ(scenario::set_key(&m, "machine", "small4"), "");
+  ASSERT_EQ(scenario::set_key(&m, "cpuset.cpus", "0-4"), "");
+  EXPECT_EQ(scenario::validate(m), "cpuset.cpus: CPU 1 does not exist (the machine has 1 CPUs; got '0-4')");
+  m.cgroup_files.cpuset_cpus.clear();
+  ASSERT_EQ(scenario::set_key(&m, "cpu.weight", "50"), "");
+  ASSERT_EQ(scenario::set_key(&m, "cpu.weight.nice", "0"), "");
+  EXPECT_EQ(scenario::validate(m), "cpu.weight.nice: cannot be given with cpu.weight (both set the weight; give one)");
+  m.cgroup_files.has_weight_nice = false;
+  ASSERT_EQ(scenario::set_key(&m, "cpu.idle", "1"), "");
+  EXPECT_EQ(scenario::validate(m), "cpu.weight: cannot be given with cpu.idle = 1 (an idle cgroup's weight is fixed)");
+
+  scenario::Experiment root;
+  ASSERT_EQ(scenario::add_also(&root, "hog:cpuset.cpus=0"), "");
+  EXPECT_EQ(scenario::validate(root), "also.hog.cpuset.cpus: needs a cgroup (the root cgroup has no such file)");
+}
+
+// Scenario files take the keys as TOML dotted keys, at the top level and in [[also]].
+TEST(Cgroup, ScenarioFilesTakeTheCgroupKeysAsDottedKeys) {
+  const std::string path = ::testing::TempDir() + "cgroup_keys.toml";
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("workload = \"hog\"\nmachine = \"small4\"\ncgroup = \"/svc\"\ncpu.weight.nice = -5\n"
+               "cpuset.cpus = \"0-1\"\n[[also]]\nworkload = \"hog\"\ncgroup = \"/batch\"\ncpu.idle = 1\n",
+               f);
+    std::fclose(f);
+  }
+  scenario::Experiment e;
+  ASSERT_EQ(scenario::load_scenario_file(path, &e), "");
+  EXPECT_EQ(e.cgroup, "/svc");
+  EXPECT_TRUE(e.cgroup_files.has_weight_nice);
+  EXPECT_EQ(e.cgroup_files.weight_nice, -5);
+  EXPECT_EQ(e.cgroup_files.cpuset_cpus, "0-1");
+  ASSERT_EQ(e.also.size(), 1u);
+  EXPECT_EQ(e.also[0].cgroup, "/batch");
+  EXPECT_EQ(e.also[0].cgroup_files.idle, 1);
+  EXPECT_EQ(scenario::validate(e), "");
+  std::remove(path.c_str());
 }
