@@ -238,7 +238,7 @@ TEST(Cgroup, ResultsListEachGroupsUsageShareAndSettings) {
   EXPECT_EQ(r.groups[1].cpus, "1");
   EXPECT_EQ(r.groups[0].cpus, "0-1");
   EXPECT_EQ(r.groups[2].idle, 1);
-  EXPECT_EQ(r.groups[2].cpu_weight, 0);  // sched_weight_to_cgroup(3): rounds to 0
+  EXPECT_EQ(r.groups[2].cpu_weight, 1);  // sched_weight_to_cgroup(3): 0, clamped to 1
 }
 
 TEST(Cgroup, BadCgroupFileValuesAreNamed) {
