@@ -1,10 +1,11 @@
 // The cgroup v2 files of a task group beyond cpu.weight (kernel/sched/core.c's cpu
-// controller, kernel/cgroup/cpuset.c): cpu.weight.nice, cpu.idle, and cpuset.cpus with the effective CPUs its
-// tasks may run on. Groups are configured before their tasks are created: a task takes its
-// group's effective CPUs when it is created (cpuset_fork()/cpuset_attach()), and a later
-// change of cpuset.cpus does not move tasks already created (update_tasks_cpumask() is not
-// modelled). Partitions (cpuset.cpus.partition), which rebuild the sched domains, are not
-// modelled: every group is a member of the root partition. docs/model.md, "Task groups".
+// controller, kernel/cgroup/cpuset.c): cpu.weight.nice, cpu.idle, and cpuset.cpus with the
+// effective CPUs its tasks may run on. Groups are configured before their tasks are created:
+// a task takes its group's effective CPUs when it is created (cpuset_fork()/cpuset_attach()),
+// and a later change of cpuset.cpus does not move tasks already created
+// (update_tasks_cpumask() is not modelled). Partitions (cpuset.cpus.partition), which rebuild
+// the sched domains, are not modelled: every group is a member of the root partition.
+// docs/model.md, "Task groups".
 #include <algorithm>
 #include <cassert>
 

@@ -264,9 +264,7 @@ struct cfs_rq {
   u64 last_update_tg_load_avg = 0;
   bool propagate = false;
   long prop_runnable_sum = 0;
-  // cfs_rq->idle: the runqueue is an idle group's (sched_group_set_idle()); its entity is
-  // then an idle entity (se_is_idle()) and its tasks count in h_nr_idle above it.
-  int idle = 0;
+  int idle = 0;  // an idle group's runqueue (sched_group_set_idle(), cfs_rq_is_idle())
 };
 
 // struct task_group (kernel/sched/sched.h, CONFIG_FAIR_GROUP_SCHED): a group of tasks
@@ -286,12 +284,8 @@ struct task_group {
   std::vector<struct cfs_rq> cfs_rq_store;
   std::vector<sched_entity> se_store;
   u64 usage_ns = 0;
-  // cgroup v2 cpu.idle (tg->idle, sched_group_set_idle()): the group's entities are idle
-  // entities with WEIGHT_IDLEPRIO shares.
-  int idle = 0;
-  // cgroup v2 cpuset.cpus of the group (cpuset->cpus_allowed; empty = not set, the
-  // parent's), and cpuset.cpus.effective: cpus_allowed & the parent's effective CPUs, or
-  // the parent's when that is empty (compute_effective_cpumask(), v2 mode). One byte per CPU.
+  int idle = 0;  // cgroup v2 cpu.idle (tg->idle; kernel/cgroup.cc)
+  // cpuset.cpus (empty: not set) and cpuset.cpus.effective, one byte per CPU (kernel/cgroup.cc).
   std::vector<uint8_t> cpus_allowed;
   std::vector<uint8_t> effective_cpus;
 };
@@ -562,8 +556,7 @@ inline task_struct* task_of(sched_entity* se) { return se->owner; }
 inline cfs_rq* cfs_rq_of(const sched_entity* se) { return se->cfs_rq; }
 inline cfs_rq* group_cfs_rq(const sched_entity* se) { return se->my_q; }
 inline sched_entity* parent_entity(const sched_entity* se) { return se->parent; }
-// cfs_rq_is_idle() / se_is_idle(): an idle group's runqueue; a SCHED_IDLE task or an idle
-// group's entity (kernel/sched/fair.c).
+// cfs_rq_is_idle(), se_is_idle(): an idle group's runqueue; a SCHED_IDLE task or idle group's entity.
 inline bool cfs_rq_is_idle(const cfs_rq* cfs) { return cfs->idle > 0; }
 inline bool se_is_idle(sched_entity* se) {
   if (entity_is_task(se)) return task_of(se)->policy == SCHED_IDLE;  // task_has_idle_policy()
@@ -577,8 +570,7 @@ cfs_rq* task_group_cfs_rq(const task_struct* p, int cpu);
 void alloc_fair_sched_group(KernelImpl* k, task_group* tg, task_group* parent);
 // sched_group_set_shares(): tg->shares (cpu.weight's), re-weighing its entities now.
 void sched_group_set_shares(KernelImpl* k, task_group* tg, unsigned long shares);
-// sched_group_set_idle(): cpu.idle; the h_nr_idle counts above the group's queued entities
-// and its shares (WEIGHT_IDLEPRIO when idle, NICE_0_LOAD when not) follow.
+// sched_group_set_idle(): cpu.idle, with the h_nr_idle counts above and the shares following.
 void sched_group_set_idle(KernelImpl* k, task_group* tg, int idle);
 // pick_next_task_fair()'s switch between two fair tasks: put/set the levels that differ.
 void put_prev_set_next_fair(rq* rq, task_struct* prev, task_struct* next);
