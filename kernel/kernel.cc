@@ -134,6 +134,7 @@ int KernelImpl::create_task_group(const std::string& path, int parent) {
   tg->id = static_cast<int>(task_groups.size()) + 1;
   tg->path = path;
   alloc_fair_sched_group(this, tg.get(), parent ? task_groups[static_cast<size_t>(parent - 1)].get() : nullptr);
+  tg->effective_cpus = tg->parent ? tg->parent->effective_cpus : std::vector<uint8_t>(static_cast<size_t>(nr_cpus()), 1);
   task_groups.push_back(std::move(tg));
   return task_groups.back()->id;
 }
@@ -156,17 +157,29 @@ int KernelImpl::task_group_at(const std::string& path) {
 }
 
 void KernelImpl::set_task_group_shares(int id, unsigned long shares) {
-  assert(id >= 1 && id <= static_cast<int>(task_groups.size()));
-  sched_group_set_shares(this, task_groups[static_cast<size_t>(id - 1)].get(),
-                         std::clamp(shares, MIN_SHARES, MAX_SHARES));
+  task_group* tg = task_group_by_id(id);
+  if (tg->idle) return;  // sched_group_set_shares(): -EINVAL for an idle group
+  sched_group_set_shares(this, tg, std::clamp(shares, MIN_SHARES, MAX_SHARES));
 }
 
 std::vector<TaskGroupStats> KernelImpl::task_group_stats() const {
   std::vector<TaskGroupStats> out;
   for (const auto& tg : task_groups) {
     const cfs_bandwidth& b = tg->cfs_bandwidth;
-    out.push_back({tg->id, tg->path, tg->usage_ns, b.quota == RUNTIME_INF ? -1 : static_cast<int64_t>(b.quota / 1000),
-                   static_cast<int64_t>(b.period / 1000), b.nr_periods, b.nr_throttled, b.throttled_time});
+    TaskGroupStats g;
+    g.id = tg->id;
+    g.path = tg->path;
+    g.usage_ns = tg->usage_ns;
+    g.quota_us = b.quota == RUNTIME_INF ? -1 : static_cast<int64_t>(b.quota / 1000);
+    g.period_us = static_cast<int64_t>(b.period / 1000);
+    g.nr_periods = b.nr_periods;
+    g.nr_throttled = b.nr_throttled;
+    g.throttled_ns = b.throttled_time;
+    g.shares = tg->shares;
+    g.idle = tg->idle;
+    for (size_t c = 0; c < tg->effective_cpus.size(); ++c)
+      if (tg->effective_cpus[c]) g.effective_cpus.push_back(static_cast<int>(c));
+    out.push_back(std::move(g));
   }
   // Children come after their parents: add each group's usage to its ancestors, last first.
   for (size_t i = task_groups.size(); i-- > 0;)
@@ -202,7 +215,12 @@ std::unique_ptr<task_struct> KernelImpl::alloc_task(int tgid, const TaskAttr& at
     p->sched_task_group = task_groups[static_cast<size_t>(group - 1)].get();
   else
     p->sched_task_group = autogroup_task_group(tgid);
-  __set_task_cpu(p.get(), attr.cpus.empty() ? 0 : attr.cpus.front());
+  restrict_to_cpuset(p.get());
+  // Its first allowed CPU: the first CPU of its own mask, else the cpuset's first.
+  int first = attr.cpus.empty() ? 0 : attr.cpus.front();
+  if (!p->cpus_mask[static_cast<size_t>(first)])
+    first = static_cast<int>(std::find(p->cpus_mask.begin(), p->cpus_mask.end(), 1) - p->cpus_mask.begin());
+  __set_task_cpu(p.get(), first);
   p->__state = TASK_RUNNING;
   set_load_weight(p.get());
   p->se.owner = p.get();
@@ -353,6 +371,9 @@ void Kernel::set_task_group_shares(int id, unsigned long shares) { impl(this)->s
 void Kernel::set_task_group_cpu_max(int id, int64_t quota_us, int64_t period_us) {
   impl(this)->set_task_group_cpu_max(id, quota_us, period_us);
 }
+void Kernel::set_task_group_weight_nice(int id, int nice) { impl(this)->set_task_group_weight_nice(id, nice); }
+void Kernel::set_task_group_idle(int id, int idle) { impl(this)->set_task_group_idle(id, idle); }
+void Kernel::set_task_group_cpus(int id, const std::vector<int>& cpus) { impl(this)->set_task_group_cpus(id, cpus); }
 int Kernel::task_group_at(const std::string& path) { return impl(this)->task_group_at(path); }
 void Kernel::use_task_group(int id) { impl(this)->use_task_group(id); }
 int Kernel::setsid() { return impl(this)->setsid(); }

@@ -62,13 +62,24 @@ class Kernel {
   // `parent` (0 = the root group, else an id returned before) and returns its id (>= 1).
   int create_task_group(const std::string& path, int parent = 0);
   // tg->shares of group `id`: its weight against its siblings (1024 = nice 0 = cpu.weight
-  // 100), MIN_SHARES..MAX_SHARES; the group's entities are re-weighed at once.
+  // 100), MIN_SHARES..MAX_SHARES; the group's entities are re-weighed at once. Refused
+  // (ignored) for an idle group, as Linux's sched_group_set_shares() returns -EINVAL.
   void set_task_group_shares(int id, unsigned long shares);
   // cpu.max of group `id` (CONFIG_CFS_BANDWIDTH): `quota_us` of CPU time per `period_us`
   // (quota_us < 0: "max", no limit). REQUIRES: 1000 <= period_us <= 1000000 and, with a
   // quota, 1000 <= quota_us <= kMaxCfsQuotaUs (tg_set_cfs_bandwidth()'s limits).
   static constexpr int64_t kMaxCfsQuotaUs = (1ll << 44) - 1;  // max_cfs_runtime: MAX_BW us
   void set_task_group_cpu_max(int id, int64_t quota_us, int64_t period_us);
+  // cgroup v2 cpu.weight.nice (-20..19) of group `id`: its shares are a task's weight at
+  // that nice (cpu_weight_nice_write_s64()).
+  void set_task_group_weight_nice(int id, int nice);
+  // cgroup v2 cpu.idle (0 or 1) of group `id`: its entities become idle entities (a
+  // non-idle wakee preempts them, they never preempt a non-idle entity) with WEIGHT_IDLEPRIO
+  // shares; back to NICE_0_LOAD shares with 0.
+  void set_task_group_idle(int id, int idle);
+  // cgroup v2 cpuset.cpus of group `id` (existing CPUs, at least one): the threads created in
+  // it or below it afterwards run only on its effective CPUs (within its parent's).
+  void set_task_group_cpus(int id, const std::vector<int>& cpus);
   // The group at cgroup path `path` ("/a/b"), created with its missing ancestors; its id.
   int task_group_at(const std::string& path);
   // Threads created with TaskAttr::group 0 go to group `id` (0 = the root group) from now on.

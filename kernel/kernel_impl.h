@@ -50,6 +50,13 @@ class KernelImpl final : public Kernel {
   int task_group_at(const std::string& path);
   void use_task_group(int id) { current_group_ = id; }
   std::vector<TaskGroupStats> task_group_stats() const;
+  // cgroup v2 cpu.idle and cpuset.cpus (kernel/cgroup.cc).
+  task_group* task_group_by_id(int id);
+  void set_task_group_weight_nice(int id, int nice);
+  void set_task_group_idle(int id, int idle);
+  void set_task_group_cpus(int id, const std::vector<int>& cpus);
+  void update_effective_cpus();
+  void restrict_to_cpuset(task_struct* p) const;
   int setsid();  // kernel/sched/autogroup.cc
   void use_session(int sid) { current_session_ = sid; }
   int current_session() const { return current_session_; }

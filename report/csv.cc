@@ -35,6 +35,13 @@ std::string render_run_csv(const Results& r) {
   std::string out;
   line(&out, {"name", "value", "unit"});
   for (const Metric& m : r.metrics) line(&out, {m.name, fmt::format("{}", m.value), m.unit});
+  // Each task group: group.PATH.usage_ns, .share, .cpu_weight, .idle.
+  for (const GroupResult& g : r.groups) {
+    line(&out, {"group." + g.path + ".usage_ns", fmt::format("{}", g.usage_ns), "ns"});
+    line(&out, {"group." + g.path + ".share", fmt::format("{}", g.share), "of machine"});
+    line(&out, {"group." + g.path + ".cpu_weight", fmt::format("{}", g.cpu_weight), ""});
+    line(&out, {"group." + g.path + ".idle", fmt::format("{}", g.idle), ""});
+  }
   for (const LatencySummary& l : r.latencies) {
     line(&out, {l.name + ".count", fmt::format("{}", l.count), ""});
     for (auto [stat, v] : {std::pair<const char*, int64_t>{"min_ns", l.min_ns},

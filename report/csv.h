@@ -9,7 +9,9 @@
 
 namespace report {
 
-// One run: `name,value,unit`, one line per metric, then per latency distribution one line
+// One run: `name,value,unit`, one line per metric, then per task group the lines
+// group.PATH.usage_ns (ns), group.PATH.share (of machine), group.PATH.cpu_weight and
+// group.PATH.idle, then per latency distribution one line
 // per statistic, named NAME.count, NAME.min_ns, NAME.p50_ns, NAME.p99_ns, NAME.p999_ns,
 // NAME.max_ns, NAME.mean_ns (unit "ns", none for the count).
 std::string render_run_csv(const Results& r);

@@ -292,6 +292,21 @@ nlohmann::ordered_json to_json(const Results& r) {
   j["cpus"]["idle_ns"] = idle;
   j["cpus"]["per_cpu"] = std::move(per_cpu);
 
+  // Only when there are task groups (a run with every task in the root group has none).
+  if (!r.groups.empty()) {
+    ordered_json& groups = j["groups"] = ordered_json::array();
+    for (const GroupResult& g : r.groups) {
+      ordered_json x;
+      x["path"] = g.path;
+      x["usage_ns"] = g.usage_ns;
+      x["share"] = number(g.share);
+      x["cpu_weight"] = g.cpu_weight;
+      x["idle"] = g.idle;
+      x["cpus"] = g.cpus;
+      groups.push_back(std::move(x));
+    }
+  }
+
   ordered_json& tasks = j["tasks"] = ordered_json::array();
   for (const TaskResult& t : r.tasks) tasks.push_back(task_json(t));
 
@@ -378,6 +393,18 @@ Results from_json(const nlohmann::json& j, std::string* error) {
             rd.get(&x, "nr_switches", p, &c.nr_switches);
             r.per_cpu.push_back(c);
           });
+
+  if (root->contains("groups"))
+    rd.each(rd.array(root, "groups", ""), "groups", [&](const json& x, const std::string& p) {
+      GroupResult g;
+      rd.get(&x, "path", p, &g.path);
+      rd.get(&x, "usage_ns", p, &g.usage_ns);
+      rd.get(&x, "share", p, &g.share);
+      rd.get(&x, "cpu_weight", p, &g.cpu_weight);
+      rd.get(&x, "idle", p, &g.idle);
+      rd.get(&x, "cpus", p, &g.cpus);
+      r.groups.push_back(std::move(g));
+    });
 
   rd.each(rd.array(root, "tasks", ""), "tasks", [&](const json& x, const std::string& p) {
     TaskResult t;

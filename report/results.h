@@ -58,6 +58,19 @@ struct CpuResult {
   friend bool operator==(const CpuResult&, const CpuResult&) = default;
 };
 
+// A task group (cgroup) of the run: what its tasks and its descendants' ran, and the
+// settings it had. Only groups that exist (scenario cgroups, autogroups) are listed.
+struct GroupResult {
+  std::string path;            // "/svc/a", "/autogroup-1"
+  int64_t usage_ns = 0;        // cpu.stat usage_usec (x 1000): hierarchical
+  double share = 0;            // usage_ns / (duration_ns x CPUs): its share of the machine
+  int cpu_weight = 0;          // cpu.weight as read back (sched_weight_to_cgroup(tg->shares))
+  int idle = 0;                // cpu.idle
+  std::string cpus;            // cpuset.cpus.effective, a CPU list ("0-3,8")
+
+  friend bool operator==(const GroupResult&, const GroupResult&) = default;
+};
+
 struct LatencySummary {
   std::string name;
   uint64_t count = 0;
@@ -95,6 +108,7 @@ struct Results {
   std::vector<LatencySummary> latencies;
   std::vector<TaskResult> tasks;
   std::vector<CpuResult> per_cpu;
+  std::vector<GroupResult> groups;    // task groups, parents before children; none: all in root
   std::vector<std::string> notices;   // things the user should know (e.g. adjusted params)
   // The lines the workload's original program prints as its result (extend-sched2's
   // "Ran for N times", ...), printed as they are, each at the start of a line.

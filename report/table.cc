@@ -166,6 +166,21 @@ void render_latencies(const Results& r, std::string* out) {
   t.render(out);
 }
 
+// The task groups: CPU time (hierarchical), share of the machine, and settings.
+void render_groups(const Results& r, std::string* out) {
+  TextTable t({{"group", false},
+               {"cpu s", true},
+               {"machine %", true},
+               {"cpu.weight", true},
+               {"cpu.idle", true},
+               {"cpus", false}});
+  for (const GroupResult& g : r.groups)
+    t.add_row({g.path, fmt::format("{:.3f}", static_cast<double>(g.usage_ns) / 1e9),
+               fmt::format("{:.2f}", 100 * g.share), fmt::format("{}", g.cpu_weight),
+               fmt::format("{}", g.idle), g.cpus});
+  t.render(out);
+}
+
 void render_cpus(const Results& r, const TableOptions& o, std::string* out) {
   int64_t user = 0, kernel = 0, idle = 0;
   uint64_t switches = 0;
@@ -379,6 +394,10 @@ std::string render_table(const Results& r, const TableOptions& o) {
   if (!r.per_cpu.empty()) {
     out += '\n';
     render_cpus(r, o, &out);
+  }
+  if (!r.groups.empty()) {
+    out += '\n';
+    render_groups(r, &out);
   }
   if (!r.tasks.empty()) {
     out += '\n';

@@ -201,6 +201,38 @@ static void add_cpu_max_metrics(const kernel::KernelStats& ks, report::Results* 
   }
 }
 
+// sched_weight_to_cgroup(): tg->shares (1024 = 100) as cpu.weight reads it, rounded to the
+// nearest and clamped to CGROUP_WEIGHT_MIN..CGROUP_WEIGHT_MAX.
+static int cgroup_weight(unsigned long shares) {
+  return static_cast<int>(std::clamp<unsigned long>((shares * 100 + 512) / 1024, 1, 10000));
+}
+
+// A sorted CPU list in the kernel's cpulist form ("0-3,8").
+static std::string cpu_list(const std::vector<int>& cpus) {
+  std::string out;
+  for (size_t i = 0; i < cpus.size();) {
+    size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    out += (out.empty() ? "" : ",") + std::to_string(cpus[i]) + (j > i ? "-" + std::to_string(cpus[j]) : "");
+    i = j + 1;
+  }
+  return out;
+}
+
+static void collect_groups(const Experiment& e, const kernel::KernelStats& ks, report::Results* out) {
+  const double machine_ns = static_cast<double>(e.duration_ns) * static_cast<double>(ks.cpus.size());
+  for (const kernel::TaskGroupStats& g : ks.groups) {
+    report::GroupResult gr;
+    gr.path = g.path;
+    gr.usage_ns = static_cast<int64_t>(g.usage_ns);
+    gr.share = machine_ns > 0 ? static_cast<double>(g.usage_ns) / machine_ns : 0;
+    gr.cpu_weight = cgroup_weight(g.shares);
+    gr.idle = g.idle;
+    gr.cpus = cpu_list(g.effective_cpus);
+    out->groups.push_back(std::move(gr));
+  }
+}
+
 void collect_metrics(const Experiment& e, const kernel::KernelStats& ks, report::Results* out) {
   report::Results& r = *out;
   add_generic_metrics(&r, e.duration_ns);
@@ -208,6 +240,7 @@ void collect_metrics(const Experiment& e, const kernel::KernelStats& ks, report:
     r.metrics.push_back({c.name, static_cast<double>(c.value), "", c.help});
   add_mm_cid_results(ks.mm_cid, &r);
   add_cpu_max_metrics(ks, &r);
+  collect_groups(e, ks, &r);
   r.warnings = ks.warnings.count;
   r.first_warning = ks.warnings.first;
 }

@@ -15,6 +15,7 @@
 #include "kernel/config.h"
 #include "kernel/kernel.h"
 #include "kernel/settings.h"
+#include "scenario/cgroup_files.h"
 #include "scenario/collect.h"
 #include "sim/engine.h"
 #include "sim/parse.h"
@@ -99,6 +100,17 @@ std::string cost_error(const std::string& err) {
   return err.rfind(reader, 0) == 0 ? "machine." + err.substr(reader.size()) : err;
 }
 
+// A TOML dotted key (cpu.weight = 50 is the table cpu = {weight = 50}) as its leaves, each
+// named by its full dotted path.
+void flatten_dotted(const std::string& name, const toml::node& n,
+                    std::vector<std::pair<std::string, const toml::node*>>* out) {
+  if (const toml::table* t = n.as_table()) {
+    for (const auto& [k, sub] : *t) flatten_dotted(name + "." + std::string(k.str()), sub, out);
+    return;
+  }
+  out->emplace_back(name, &n);
+}
+
 std::string parse_session(const std::string& key, const std::string& value, bool* own) {
   if (value != "shared" && value != "own")
     return key + ": expected shared or own (got '" + value + "')";
@@ -180,6 +192,7 @@ std::string set_key(Experiment* e, const std::string& key, const std::string& va
     e->cpu_max = value;
     return "";
   }
+  if (is_cgroup_file_key(key)) return parse_cgroup_file_key(key, key, value, &e->cgroup_files);
   if (key == "workload") {
     if (!workloads::find_workload(value)) return "workload: unknown workload '" + value + "' (see: schedlab list)";
     e->workload = value;
@@ -250,6 +263,11 @@ std::string add_also(Experiment* e, const std::string& spec) {
       } else if (is_cgroup_key(kv.substr(0, eq))) {
         if (std::string err = parse_cgroup_key(kv.substr(0, eq), "also." + x.workload + "." + kv.substr(0, eq),
                                                kv.substr(eq + 1), &x.cgroup, &x.cpu_weight);
+            !err.empty())
+          return err;
+      } else if (is_cgroup_file_key(kv.substr(0, eq))) {
+        if (std::string err = parse_cgroup_file_key(kv.substr(0, eq), "also." + x.workload + "." + kv.substr(0, eq),
+                                                    kv.substr(eq + 1), &x.cgroup_files);
             !err.empty())
           return err;
       } else {
@@ -338,17 +356,19 @@ std::string load_scenario_file(const std::string& path, Experiment* e) {
         const toml::table* t = item.as_table();
         if (!t || !t->get("workload")) return "scenario '" + path + "': each [[also]] needs workload = \"NAME\"";
         std::string name, kvs;
-        for (const auto& [k2, n2] : *t) {
+        std::vector<std::pair<std::string, const toml::node*>> items;
+        for (const auto& [k2, n2] : *t) flatten_dotted(std::string(k2.str()), n2, &items);
+        for (const auto& [k2, n2ptr] : items) {
+          const toml::node& n2 = *n2ptr;
           bool ok = false;
           const std::string v = toml_value_string(n2, &ok);
-          if (!ok) return "scenario '" + path + "': also." + std::string(k2.str()) + ": expected a value";
+          if (!ok) return "scenario '" + path + "': also." + k2 + ": expected a value";
           if (v.find(',') != std::string::npos)  // add_also() splits the settings at commas
-            return "scenario '" + path + "': also." + std::string(k2.str()) +
-                   ": a value may not contain ',' (got '" + v + "')";
-          if (k2.str() == "workload")
+            return "scenario '" + path + "': also." + k2 + ": a value may not contain ',' (got '" + v + "')";
+          if (k2 == "workload")
             name = v;
           else
-            kvs += (kvs.empty() ? "" : ",") + std::string(k2.str()) + "=" + v;
+            kvs += (kvs.empty() ? "" : ",") + k2 + "=" + v;
         }
         const std::string spec = kvs.empty() ? name : name + ":" + kvs;
         if (std::string err = add_also(e, spec); !err.empty()) return "scenario '" + path + "': " + err;
@@ -356,12 +376,21 @@ std::string load_scenario_file(const std::string& path, Experiment* e) {
     } else if (key == "workload" || key == "machine" || key == "cpus" || key == "duration" ||
                key == "seed") {
       apply(key, node);
-    } else if (key == "session" || is_cgroup_key(key) || key == "cpu.max") {
-      apply(key, node);  // where the workload's threads run
+    } else if (key == "session" || key == "cgroup" || is_cgroup_key(key) || is_cgroup_file_key(key) ||
+               key == "cpu.max") {
+      apply(key, node);  // the workload's session and cgroup ("cpu.weight" quoted)
+    } else if ((key == "cpu" || key == "cpuset") && node.is_table()) {
+      // Dotted keys: cpu.weight = 50, cpu.idle = 1, cpuset.cpus = "0-3".
+      std::vector<std::pair<std::string, const toml::node*>> leaves;
+      flatten_dotted(key, node, &leaves);
+      for (const auto& [k2, n2] : leaves) {
+        if (!is_cgroup_key(k2) && !is_cgroup_file_key(k2) && k2 != "cpu.max") return "scenario '" + path + "': unknown key '" + k2 + "'";
+        apply(k2, *n2);
+      }
     } else {
       return "scenario '" + path + "': unknown key '" + key +
              "' (top level takes workload, machine, cpus, duration, seed, description, session, cgroup, "
-             "cpu.weight, cpu.max, [kernel], [params], [costs], [[also]])";
+             "cpu.weight, cpu.weight.nice, cpu.idle, cpuset.cpus, cpu.max, [kernel], [params], [costs], [[also]])";
     }
     if (!error.empty()) return error;
   }
@@ -410,6 +439,14 @@ std::string validate(const Experiment& e) {
   for (const ExtraWorkload& x : e.also)
     if (!x.cpu_max.empty() && x.cgroup.empty())
       return "also." + x.workload + ".cpu.max: needs a cgroup (the root cgroup has no cpu.max)";
+  if (std::string err = validate_cgroup_files("", e.cgroup, e.cpu_weight, e.cgroup_files, m.topo.nr_cpus);
+      !err.empty())
+    return err;
+  for (const ExtraWorkload& x : e.also)
+    if (std::string err = validate_cgroup_files("also." + x.workload + ".", x.cgroup, x.cpu_weight,
+                                                x.cgroup_files, m.topo.nr_cpus);
+        !err.empty())
+      return err;
   kernel::KernelConfig cfg;
   if (std::string err = build_config(e, params, &cfg); !err.empty()) return err;
   return kernel::validate_config_machine(cfg, m.topo.nr_cpus);
@@ -436,6 +473,7 @@ std::string run(const Experiment& e, report::Results* out, const Progress& progr
   if (e.own_session) k.setsid();
   enter_cgroup(k, e.cgroup, e.cpu_weight);
   write_cpu_max(k, e.cgroup, e.cpu_max);
+  apply_cgroup_files(k, e.cgroup, e.cgroup_files);
   if (std::string err = w->setup(k, workloads::Params(params), e.seed); !err.empty()) return err;
   k.use_session(0);
   k.use_task_group(0);
@@ -455,6 +493,7 @@ std::string run(const Experiment& e, report::Results* out, const Progress& progr
     if (x.own_session) k.setsid();
     enter_cgroup(k, x.cgroup, x.cpu_weight);
     write_cpu_max(k, x.cgroup, x.cpu_max);
+    apply_cgroup_files(k, x.cgroup, x.cgroup_files);
     if (std::string err = extras.back()->setup(k, workloads::Params(xp), seed); !err.empty())
       return "also " + x.workload + ": " + err;
     k.use_session(0);

@@ -15,6 +15,15 @@
 
 namespace scenario {
 
+// The cgroup v2 files of a workload's cgroup beyond cpu.weight (scenario/cgroup_files.cc),
+// keys of the main workload and of each `also`:
+struct CgroupFiles {
+  bool has_weight_nice = false;  // `cpu.weight.nice` given (-20..19): the weight of that nice
+  int weight_nice = 0;
+  int idle = -1;                 // `cpu.idle` 0 or 1 (-1: not given)
+  std::string cpuset_cpus;       // `cpuset.cpus` as a CPU list, "0-3,8" ("": not given)
+};
+
 // A further workload run alongside the main one on the same machine (e.g. a cyclictest
 // thread beside a lock workload, to measure the cost to others).
 struct ExtraWorkload {
@@ -24,6 +33,7 @@ struct ExtraWorkload {
   std::string cgroup;        // `cgroup=/a/b`: its threads' cgroup ("" = the root)
   long cpu_weight = 0;       // `cpu.weight` of that cgroup (0 = left at 100)
   std::string cpu_max;       // `cpu.max` of that cgroup ("" = left at "max 100000")
+  CgroupFiles cgroup_files;  // its cpu.weight.nice, cpu.idle, cpuset.cpus
 };
 
 struct Experiment {
@@ -53,6 +63,8 @@ struct Experiment {
   // (QUOTA from 1000, PERIOD 1000..1000000) or "max PERIOD" (no limit); PERIOD may be left
   // out (100000). Needs `cgroup`. Also a key of each `also` (`--also 'hog:cgroup=/c,cpu.max=50000 100000'`).
   std::string cpu_max;
+  // `cpu.weight.nice`, `cpu.idle` and `cpuset.cpus` of that cgroup (also keys of each `also`).
+  CgroupFiles cgroup_files;
 };
 
 // Adds a workload to run alongside: "NAME" or "NAME:key=value,key=value".

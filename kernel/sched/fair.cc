@@ -117,7 +117,8 @@ static void enqueue_task_fair(rq* rq, task_struct* p, int flags) {
     if (rq->cfs.h_nr_runnable == 1) dl_server_start(rq);
     return;
   }
-  const unsigned h_nr_idle = p->policy == SCHED_IDLE;  // task_has_idle_policy()
+  // task_has_idle_policy(); every level above an idle group's runqueue counts the task idle.
+  unsigned h_nr_idle = p->policy == SCHED_IDLE;
   // A delayed task put back after a change (ENQUEUE_RESTORE, e.g. set_user_nice()) stays
   // delayed: queued again but not runnable (task_new && se->sched_delayed).
   const unsigned h_nr_runnable = !(flags & ENQUEUE_WAKEUP) && se->sched_delayed ? 0 : 1;
@@ -137,6 +138,7 @@ static void enqueue_task_fair(rq* rq, task_struct* p, int flags) {
     cfs->h_nr_runnable += h_nr_runnable;
     cfs->h_nr_queued++;
     cfs->h_nr_idle += h_nr_idle;
+    if (cfs_rq_is_idle(cfs)) h_nr_idle = 1;
     // 6.12: a throttled runqueue's entity is not queued above it (goto enqueue_throttle).
     if (cfs->throttled && v612(rq->k)) return hrtick_update(rq);
     flags = ENQUEUE_WAKEUP;
@@ -151,6 +153,7 @@ static void enqueue_task_fair(rq* rq, task_struct* p, int flags) {
     cfs->h_nr_runnable += h_nr_runnable;
     cfs->h_nr_queued++;
     cfs->h_nr_idle += h_nr_idle;
+    if (cfs_rq_is_idle(cfs)) h_nr_idle = 1;
     if (cfs->throttled && v612(rq->k)) return hrtick_update(rq);
   }
   if (!h_nr_runnable) return;  // (rq->nr_running leaves out delayed tasks here)
@@ -214,7 +217,7 @@ static int dequeue_entities(rq* rq, sched_entity* se, int flags) {
   const bool task_delayed = flags & DEQUEUE_DELAYED;
   const unsigned h_nr_runnable = p && !se->sched_delayed ? 1 : 0;
   const unsigned h_nr_queued = p ? 1 : 0;
-  const unsigned h_nr_idle = p && p->policy == SCHED_IDLE;
+  unsigned h_nr_idle = p && p->policy == SCHED_IDLE;
   u64 slice = 0;
   for_each_sched_entity(se) {
     cfs_rq* cfs = cfs_rq_of(se);
@@ -226,6 +229,7 @@ static int dequeue_entities(rq* rq, sched_entity* se, int flags) {
     cfs->h_nr_runnable -= h_nr_runnable;
     cfs->h_nr_queued -= h_nr_queued;
     cfs->h_nr_idle -= h_nr_idle;
+    if (cfs_rq_is_idle(cfs)) h_nr_idle = h_nr_queued;
     if (cfs->load) {  // the parent has other entities besides us: it stays queued
       slice = cfs_rq_min_slice(cfs);
       se = parent_entity(se);
@@ -245,6 +249,7 @@ static int dequeue_entities(rq* rq, sched_entity* se, int flags) {
     cfs->h_nr_runnable -= h_nr_runnable;
     cfs->h_nr_queued -= h_nr_queued;
     cfs->h_nr_idle -= h_nr_idle;
+    if (cfs_rq_is_idle(cfs)) h_nr_idle = h_nr_queued;
   }
   if (h_nr_runnable) sub_nr_running(rq, 1);
   if (!rq->cfs.h_nr_runnable) dl_server_stop(rq);  // the last runnable fair task left
@@ -387,11 +392,6 @@ static void find_matching_se(sched_entity** se, sched_entity** pse) {
     *se = parent_entity(*se);
     *pse = parent_entity(*pse);
   }
-}
-
-// se_is_idle(): a SCHED_IDLE task (or, with task groups, an idle group's entity).
-static bool se_is_idle(sched_entity* se) {
-  return entity_is_task(se) && task_of(se)->policy == SCHED_IDLE;
 }
 
 // set_next_buddy(): the wakee, and its group entities up to the root, become their

@@ -91,4 +91,27 @@ void sched_group_set_shares(KernelImpl* k, task_group* tg, unsigned long shares)
   }
 }
 
+// sched_group_set_idle() (cpu.idle, kernel/sched/fair.c): each CPU's group runqueue takes
+// the flag, and the runqueues above its queued entity count its non-idle tasks as idle (or
+// no longer), up to the first that is itself an idle group's; then the group's shares
+// become WEIGHT_IDLEPRIO ("idle groups have minimum weight") or NICE_0_LOAD.
+void sched_group_set_idle(KernelImpl* k, task_group* tg, int idle) {
+  if (tg->idle == idle) return;
+  tg->idle = idle;
+  for (int cpu = 0; cpu < k->nr_cpus(); ++cpu) {
+    sched_entity* se = tg->se[static_cast<size_t>(cpu)];
+    cfs_rq* grp = tg->cfs_rq[static_cast<size_t>(cpu)];
+    grp->idle = idle;
+    long delta = static_cast<long>(grp->h_nr_queued) - static_cast<long>(grp->h_nr_idle);
+    if (!cfs_rq_is_idle(grp)) delta = -delta;
+    for_each_sched_entity(se) {
+      cfs_rq* cfs = cfs_rq_of(se);
+      if (!se->on_rq) break;
+      cfs->h_nr_idle = static_cast<unsigned>(static_cast<long>(cfs->h_nr_idle) + delta);
+      if (cfs_rq_is_idle(cfs)) break;  // already counted at this level and above
+    }
+  }
+  sched_group_set_shares(k, tg, idle ? WEIGHT_IDLEPRIO : NICE_0_LOAD);
+}
+
 }  // namespace kernel

@@ -244,7 +244,7 @@ struct cfs_rq {
   unsigned long load = 0;      // sum of weights of queued entities (incl. curr)
   unsigned nr_queued = 0;      // incl. curr and delayed entities
   unsigned h_nr_runnable = 0;  // excludes delayed entities
-  unsigned h_nr_idle = 0;      // queued SCHED_IDLE tasks, delayed ones included (as Linux's)
+  unsigned h_nr_idle = 0;      // queued SCHED_IDLE tasks and tasks below idle groups, delayed ones included
   unsigned h_nr_queued = 0;    // queued tasks in this hierarchy, delayed ones included
   s64 sum_w_vruntime = 0;      // sum of w_i * (v_i - zero_vruntime) over tree entities
   s64 sum_weight = 0;          // sum of w_i over tree entities
@@ -275,6 +275,7 @@ struct cfs_rq {
   s64 runtime_remaining = 0;
   u64 throttled_clock = 0;
   std::vector<task_struct*> throttled_limbo_list;
+  int idle = 0;  // an idle group's runqueue (sched_group_set_idle(), cfs_rq_is_idle())
 };
 
 // struct task_group (kernel/sched/sched.h, CONFIG_FAIR_GROUP_SCHED): a group of tasks
@@ -295,6 +296,10 @@ struct task_group {
   std::vector<sched_entity> se_store;
   u64 usage_ns = 0;
   struct cfs_bandwidth cfs_bandwidth;  // cpu.max (kernel/sched/fair_bandwidth.cc)
+  int idle = 0;  // cgroup v2 cpu.idle (tg->idle; kernel/cgroup.cc)
+  // cpuset.cpus (empty: not set) and cpuset.cpus.effective, one byte per CPU (kernel/cgroup.cc).
+  std::vector<uint8_t> cpus_allowed;
+  std::vector<uint8_t> effective_cpus;
 };
 
 struct rt_rq {
@@ -563,6 +568,12 @@ inline task_struct* task_of(sched_entity* se) { return se->owner; }
 inline cfs_rq* cfs_rq_of(const sched_entity* se) { return se->cfs_rq; }
 inline cfs_rq* group_cfs_rq(const sched_entity* se) { return se->my_q; }
 inline sched_entity* parent_entity(const sched_entity* se) { return se->parent; }
+// cfs_rq_is_idle(), se_is_idle(): an idle group's runqueue; a SCHED_IDLE task or idle group's entity.
+inline bool cfs_rq_is_idle(const cfs_rq* cfs) { return cfs->idle > 0; }
+inline bool se_is_idle(sched_entity* se) {
+  if (entity_is_task(se)) return task_of(se)->policy == SCHED_IDLE;  // task_has_idle_policy()
+  return cfs_rq_is_idle(group_cfs_rq(se));
+}
 // task_group(p)->cfs_rq[cpu]: p's group's runqueue on `cpu`.
 cfs_rq* task_group_cfs_rq(const task_struct* p, int cpu);
 // ---- fair_group.cc / fair.cc: task groups (CONFIG_FAIR_GROUP_SCHED) ----
@@ -571,6 +582,8 @@ cfs_rq* task_group_cfs_rq(const task_struct* p, int cpu);
 void alloc_fair_sched_group(KernelImpl* k, task_group* tg, task_group* parent);
 // sched_group_set_shares(): tg->shares (cpu.weight's), re-weighing its entities now.
 void sched_group_set_shares(KernelImpl* k, task_group* tg, unsigned long shares);
+// sched_group_set_idle(): cpu.idle, with the h_nr_idle counts above and the shares following.
+void sched_group_set_idle(KernelImpl* k, task_group* tg, int idle);
 // pick_next_task_fair()'s switch between two fair tasks: put/set the levels that differ.
 void put_prev_set_next_fair(rq* rq, task_struct* prev, task_struct* next);
 // set_task_cpu(): p now belongs to `cpu` (task_cpu() and set_task_rq()). For a queued task

@@ -149,10 +149,14 @@ inline void check_invariants(const kernel::KernelImpl& k, sim::Time elapsed) {
     overloaded += rq.rt.overloaded;
   }
   EXPECT_EQ(k.rto_count, overloaded);
-  // cfs.h_nr_idle: the queued SCHED_IDLE tasks of the CPU, delayed ones included.
+  // cfs.h_nr_idle: the queued SCHED_IDLE tasks of the CPU and those below an idle group
+  // (cpu.idle), delayed ones included.
   std::vector<unsigned> idle_queued(static_cast<size_t>(k.nr_cpus()), 0);
-  for (const auto& t : k.tasks())
-    if (t->policy == SCHED_IDLE && t->se.on_rq) idle_queued[static_cast<size_t>(t->cpu)]++;
+  for (const auto& t : k.tasks()) {
+    bool idle = t->policy == SCHED_IDLE;
+    for (const kernel::task_group* g = t->sched_task_group; g; g = g->parent) idle |= g->idle != 0;
+    if (idle && t->se.on_rq) idle_queued[static_cast<size_t>(t->cpu)]++;
+  }
   for (int c = 0; c < k.nr_cpus(); ++c)
     EXPECT_EQ(k.cpu_rq(c).cfs.h_nr_idle, idle_queued[static_cast<size_t>(c)]) << "cpu " << c;
   uint64_t busy = 0, task_run = 0;

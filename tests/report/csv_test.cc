@@ -57,3 +57,18 @@ TEST(Csv, ComparisonIsOneLinePerSettingMetricAndSeed) {
 
 }  // namespace
 }  // namespace report
+
+namespace report {
+namespace {
+TEST(Csv, RunListsEachGroupsUsageShareWeightAndIdle) {
+  Results r;
+  r.groups = {{"/svc", 1500000000, 0.375, 100, 0, "0-3"}};
+  EXPECT_EQ(render_run_csv(r),
+            "name,value,unit\n"
+            "group./svc.usage_ns,1500000000,ns\n"
+            "group./svc.share,0.375,of machine\n"
+            "group./svc.cpu_weight,100,\n"
+            "group./svc.idle,0,\n");
+}
+}  // namespace
+}  // namespace report

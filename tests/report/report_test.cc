@@ -741,3 +741,33 @@ TEST_F(WriteFile, AFullDeviceFailsAtCommit) {
 
 }  // namespace
 }  // namespace report
+
+// ---- task groups ----
+
+namespace report {
+namespace {
+Results with_groups() {
+  Results r;
+  r.workload = "hog";
+  r.groups = {{"/svc", 1500000000, 0.375, 100, 0, "0-3"}, {"/batch", 2000000, 0.0005, 1, 1, "2-3,8"}};
+  return r;
+}
+}  // namespace
+
+TEST(Json, GroupsRoundTripAndAreLeftOutWithoutGroups) {
+  const Results r = with_groups();
+  std::string error = "stale";
+  const Results back = from_json(nlohmann::json::parse(render_json(r)), &error);
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(back.groups, r.groups);
+  EXPECT_NE(render_json(r).find("\"groups\": ["), std::string::npos);
+  EXPECT_EQ(render_json(Results{}).find("\"groups\""), std::string::npos);
+}
+
+TEST(Table, GroupsSectionListsEachGroupsUsageShareAndSettings) {
+  const std::string out = render_table(with_groups());
+  EXPECT_NE(out.find("group     cpu s  machine %  cpu.weight  cpu.idle  cpus"), std::string::npos) << out;
+  EXPECT_NE(out.find("  /batch  0.002       0.05           1         1  2-3,8"), std::string::npos) << out;
+  EXPECT_EQ(render_table(Results{}).find("cpu.idle"), std::string::npos);
+}
+}  // namespace report
