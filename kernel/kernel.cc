@@ -2,8 +2,12 @@
 // creation, user memory writes that spinners observe, and closing the accounting.
 #include "kernel/kernel_impl.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cassert>
+#include <cstdlib>
+#include <new>
 
 #include "kernel/cpu_exec.h"
 #include "kernel/net/dev.h"
@@ -41,11 +45,12 @@ KernelImpl::KernelImpl(sim::Engine* engine, const hw::Machine& machine, const Ke
   if (cfg_.tunable_scaling == 1) factor = 1 + (31 - __builtin_clz(static_cast<unsigned>(cpus)));
   if (cfg_.tunable_scaling == 2) factor = cpus;
   base_slice_ns = static_cast<u64>(cfg_.base_slice_ns) * static_cast<u64>(factor);
+  rqs_.init(n);
   for (int cpu = 0; cpu < n; ++cpu) {
-    auto rq = std::make_unique<struct rq>();
+    struct rq* rq = rqs_[cpu];
     rq->cpu = cpu;
     rq->k = this;
-    rq->cfs.rq = rq.get();
+    rq->cfs.rq = rq;
     rq->smt_sibling = machine_.topo.smt_sibling(cpu);
     auto idle = std::make_unique<task_struct>();
     idle->kern = this;
@@ -72,7 +77,7 @@ KernelImpl::KernelImpl(sim::Engine* engine, const hw::Machine& machine, const Ke
     rq->max_idle_balance_cost = static_cast<u64>(cfg_.migration_cost_ns);
     for (sim::Timer* t : {&ex.resume_timer, &ex.tick_timer, &ex.hrtick_timer, &ex.ipi_timer,
                           &ex.slice_timer}) {
-      t->ctx = rq.get();
+      t->ctx = rq;
       t->arg = static_cast<uint32_t>(cpu);
     }
     ex.resume_timer.fn = cpu_resume_timer_fn;
@@ -81,9 +86,8 @@ KernelImpl::KernelImpl(sim::Engine* engine, const hw::Machine& machine, const Ke
     ex.slice_timer.fn = slice_ext_timer_fn;
     ex.hrtick_timer.fn = hrtick_timer_fn;
     rq->fair_server.timer.fn = dl_server_timer_fn;
-    rq->fair_server.timer.ctx = rq.get();
+    rq->fair_server.timer.ctx = rq;
     rq->fair_server.timer.arg = static_cast<uint32_t>(cpu);
-    rqs_.push_back(std::move(rq));
   }
   nr_idle_cpus = n;
   lb_view.assign(static_cast<size_t>(n), lb_cpu{});
@@ -94,6 +98,28 @@ KernelImpl::KernelImpl(sim::Engine* engine, const hw::Machine& machine, const Ke
 }
 
 KernelImpl::~KernelImpl() = default;
+
+void RqArray::init(int n) {
+  assert(!base_ && n > 0);
+  constexpr size_t kHugePage = size_t{2} << 20;
+  const size_t bytes = static_cast<size_t>(n) * sizeof(rq);
+  // From one huge page of rqs on (about 560 CPUs), a whole number of them, aligned, so the
+  // kernel may back the block with them; a smaller machine's rqs stay in the cache and TLB.
+  const bool huge = bytes >= kHugePage;
+  const size_t align = huge ? kHugePage : 64;
+  const size_t size = (bytes + align - 1) / align * align;
+  void* mem = std::aligned_alloc(align, size);
+  if (!mem) throw std::bad_alloc();
+  if (huge) madvise(mem, size, MADV_HUGEPAGE);  // a hint: without THP, plain pages
+  base_ = static_cast<rq*>(mem);
+  for (int i = 0; i < n; ++i) new (base_ + i) rq();
+  n_ = n;
+}
+
+RqArray::~RqArray() {
+  for (int i = n_ - 1; i >= 0; --i) base_[i].~rq();
+  std::free(base_);
+}
 
 int KernelImpl::create_process(const std::string& name) {
   const int tgid = next_pid_++;
@@ -298,11 +324,11 @@ bool KernelImpl::has_threads(int tgid) const {
 void KernelImpl::start() {
   mm_cid_metrics_start(this);
   if (cfg_.nohz_idle) return;  // ticks start when CPUs first become busy
-  for (auto& rq : rqs_) tick_sched_timer_start(rq.get(), tick_next_expiry(rq.get(), 0));
+  for (rq& rq : rqs_) tick_sched_timer_start(&rq, tick_next_expiry(&rq, 0));
 }
 
 void KernelImpl::finish(sim::Time end) {
-  for (auto& rq : rqs_) cpu_finish(rq.get(), end);
+  for (rq& rq : rqs_) cpu_finish(&rq, end);
 }
 
 void KernelImpl::warn_once(const std::string& what) {

@@ -17,6 +17,28 @@
 
 namespace kernel {
 
+// The runqueues, every CPU's, in one block (Linux's per-CPU `runqueues`): rq_of() is an
+// index, not a load of a pointer, and the block is backed by transparent huge pages where
+// the host allows them (madvise), since on a wide machine nearly every event touches the rq
+// of a CPU that no recent event touched, and with 4 KB pages each such rq costs a TLB miss.
+class RqArray {
+ public:
+  RqArray() = default;
+  RqArray(const RqArray&) = delete;
+  RqArray& operator=(const RqArray&) = delete;
+  ~RqArray();
+  // Constructs n default rqs. REQUIRES: called once.
+  void init(int n);
+  int size() const { return n_; }
+  rq* operator[](int cpu) const { return base_ + cpu; }
+  rq* begin() const { return base_; }
+  rq* end() const { return base_ + n_; }
+
+ private:
+  rq* base_ = nullptr;
+  int n_ = 0;
+};
+
 class KernelImpl final : public Kernel {
  public:
   KernelImpl(sim::Engine* engine, const hw::Machine& machine, const KernelConfig& cfg);
@@ -27,7 +49,7 @@ class KernelImpl final : public Kernel {
   using Kernel::trace_sink_;  // the tracepoints' sink (kernel/trace_points.h), null when off
   // The task that forks the threads, or null before the first one is created.
   const task_struct* launcher() const { return launcher_; }
-  int nr_cpus() const { return static_cast<int>(rqs_.size()); }
+  int nr_cpus() const { return rqs_.size(); }
   const std::vector<std::unique_ptr<task_struct>>& tasks() const { return tasks_; }
   const rq& cpu_rq(int cpu) const { return *rqs_[cpu]; }
   const Warnings& warnings() const { return warnings_; }
@@ -63,7 +85,7 @@ class KernelImpl final : public Kernel {
   int session_of(int tgid) const;
   void set_autogroup_nice(int sid, int nice);
 
-  rq* rq_of(int cpu) { return rqs_[cpu].get(); }
+  rq* rq_of(int cpu) { return rqs_[cpu]; }
   sim::Engine* engine() { return engine_; }
   void warn_once(const std::string& what);
   u64 jiffies() const { return static_cast<u64>(engine_->now() / cfg_.tick_nsec()); }
@@ -138,7 +160,7 @@ class KernelImpl final : public Kernel {
   void exit_mm(int tgid);
 
  private:
-  std::vector<std::unique_ptr<rq>> rqs_;
+  RqArray rqs_;
   bool has_threads(int tgid) const;
   int current_session_ = 0, last_session_ = 0;
   int current_group_ = 0;

@@ -62,7 +62,8 @@ KernelStats KernelImpl::snapshot() const {
     }
     s.tasks.push_back(std::move(ts));
   }
-  for (const auto& rq : rqs_) {
+  for (const rq& rq_ : rqs_) {
+    const struct rq* rq = &rq_;
     CpuStats cs;
     cs.cpu = rq->cpu;
     cs.busy_ns = rq->ex.busy_ns;
