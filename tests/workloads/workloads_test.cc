@@ -159,7 +159,9 @@ TEST(Hogs, HogsAsPlacesTheHogProcessInItsSessionOrCgroup) {
     sim::Engine engine;
     hw::Machine m;
     ASSERT_TRUE(hw::load_machine("small4", &m).ok());
-    kernel::KernelImpl k(&engine, m, kernel::default_config(kernel::KernelVersion::V7_0));
+    kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
+    cfg.sched_autogroup_enabled = true;  // the sessions are groups, as on distribution kernels
+    kernel::KernelImpl k(&engine, m, cfg);
     ASSERT_EQ(workloads::spawn_hogs(k, 2, 0, SCHED_NORMAL, 1, as), "");
     const int tgid = k.create_process("workload");
     kernel::TaskAttr attr;
