@@ -94,7 +94,7 @@ std::vector<Setting> make_settings() {
        .lo = 1, .hi = 1000000,
        .get = get_field<&K::rr_timeslice_ms>, .set = set_field<&K::rr_timeslice_ms>},
       {.name = "sched_autogroup_enabled", .type = T::Boot01,
-       .help = "sysctl kernel.sched_autogroup_enabled: each session's tasks form a task group "
+       .help = "sysctl kernel.sched_autogroup_enabled: the tasks of each session form a task group "
                "(autogroup; distributions boot with 1, the model's default is 0: docs/model.md, Task "
                "groups); a workload or an --also starts in a new session with session=own",
        .get = get_field<&K::sched_autogroup_enabled>, .set = set_field<&K::sched_autogroup_enabled>},

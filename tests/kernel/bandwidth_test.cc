@@ -11,9 +11,12 @@
 #include "kernel/sched/sched.h"
 #include "report/results.h"
 #include "scenario/experiment.h"
+#include "tests/kernel/group_support.h"
 #include "tests/kernel/harness.h"
 #include "user/sync.h"
 
+using group_support::in_group;
+using group_support::kVersions;
 using testing_support::Sim;
 using testing_support::flat_machine;
 
@@ -25,17 +28,6 @@ constexpr sim::Time kSec = sim::kNsecPerSec;
 user::Program hog(user::Thread& t) {
   for (;;) co_await t.compute(1000000000);
 }
-
-kernel::TaskAttr in_group(int group, int cpu) {
-  kernel::TaskAttr a;
-  a.comm = "hog";
-  a.group = group;
-  a.cpus = {cpu};
-  return a;
-}
-
-const auto kVersions = {kernel::KernelVersion::V6_12, kernel::KernelVersion::V6_18,
-                        kernel::KernelVersion::V7_0};
 
 }  // namespace
 

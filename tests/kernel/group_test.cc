@@ -8,8 +8,12 @@
 #include "kernel/sched/sched.h"
 #include "report/results.h"
 #include "scenario/experiment.h"
+#include "tests/kernel/group_support.h"
 #include "tests/kernel/harness.h"
 
+using group_support::in_group;
+using group_support::kVersions;
+using group_support::run_share;
 using testing_support::Sim;
 using testing_support::flat_machine;
 
@@ -20,22 +24,6 @@ constexpr sim::Time kSec = sim::kNsecPerSec;
 user::Program hog(user::Thread& t) {
   for (;;) co_await t.compute(1000000000);
 }
-
-kernel::TaskAttr in_group(int group, int cpu = -1, int nice = 0) {
-  kernel::TaskAttr a;
-  a.comm = "hog";
-  a.group = group;
-  a.nice = nice;
-  if (cpu >= 0) a.cpus = {cpu};
-  return a;
-}
-
-double run_share(const Sim& s, int pid, sim::Time elapsed) {
-  return static_cast<double>(s.task(pid).stats.run_ns) / static_cast<double>(elapsed);
-}
-
-const auto kVersions = {kernel::KernelVersion::V6_12, kernel::KernelVersion::V6_18,
-                        kernel::KernelVersion::V7_0};
 
 }  // namespace
 

@@ -1,0 +1,24 @@
+// Helpers the task-group tests share (group, cgroup and bandwidth tests): a task's attributes
+// in a group, the share of the elapsed time a task ran, and the kernel versions they cover.
+#pragma once
+#include "tests/kernel/harness.h"
+
+namespace group_support {
+
+inline kernel::TaskAttr in_group(int group, int cpu = -1, int nice = 0) {
+  kernel::TaskAttr a;
+  a.comm = "hog";
+  a.group = group;
+  a.nice = nice;
+  if (cpu >= 0) a.cpus = {cpu};
+  return a;
+}
+
+inline double run_share(const testing_support::Sim& s, int pid, sim::Time elapsed) {
+  return static_cast<double>(s.task(pid).stats.run_ns) / static_cast<double>(elapsed);
+}
+
+inline constexpr kernel::KernelVersion kVersions[] = {kernel::KernelVersion::V6_12, kernel::KernelVersion::V6_18,
+                                                      kernel::KernelVersion::V7_0};
+
+}  // namespace group_support
