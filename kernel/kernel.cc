@@ -161,6 +161,7 @@ int KernelImpl::create_task_group(const std::string& path, int parent) {
   tg->path = path;
   alloc_fair_sched_group(this, tg.get(), parent ? task_groups[static_cast<size_t>(parent - 1)].get() : nullptr);
   tg->effective_cpus = tg->parent ? tg->parent->effective_cpus : std::vector<uint8_t>(static_cast<size_t>(nr_cpus()), 1);
+  online_fair_sched_group(this, tg.get());  // sched_online_group()
   task_groups.push_back(std::move(tg));
   return task_groups.back()->id;
 }

@@ -14,8 +14,9 @@ namespace kernel {
 
 // init_cfs_rq() + init_tg_cfs_entry(): the group's runqueue on `cpu`, and its entity queued
 // (when runnable) on the parent group's runqueue there, one level deeper. A new group
-// entity has weight NICE_0_LOAD and no load (init_entity_runnable_average()), and attaches
-// to its parent's averages at its first enqueue (last_update_time == 0).
+// entity has weight NICE_0_LOAD and no load (init_entity_runnable_average()); it joins its
+// parent's averages when the group comes online (online_fair_sched_group()), not at its
+// first enqueue.
 static void init_tg_cfs_entry(KernelImpl* k, task_group* tg, task_group* parent, int cpu) {
   const size_t c = static_cast<size_t>(cpu);
   rq* rq = k->rq_of(cpu);
@@ -38,6 +39,10 @@ static void init_tg_cfs_entry(KernelImpl* k, task_group* tg, task_group* parent,
   se->load = load_weight{};  // update_load_set(&se->load, NICE_0_LOAD)
   se->slice = sysctl_sched_base_slice(k);
   init_entity_runnable_average(se);
+  // kzalloc()'s 0 is "long ago" against sched_clock_cpu(), the time since boot; the
+  // simulated clock starts at 0, so the runqueue's first update_tg_load_avg() must not be
+  // held back by the once-per-ms limit as if one had just happened.
+  cfs->last_update_tg_load_avg = static_cast<u64>(-1000000);  // -NSEC_PER_MSEC;
 }
 
 void alloc_fair_sched_group(KernelImpl* k, task_group* tg, task_group* parent) {
@@ -49,6 +54,16 @@ void alloc_fair_sched_group(KernelImpl* k, task_group* tg, task_group* parent) {
   tg->cfs_rq.assign(n, nullptr);
   tg->se.assign(n, nullptr);
   for (int cpu = 0; cpu < k->nr_cpus(); ++cpu) init_tg_cfs_entry(k, tg, parent, cpu);
+}
+
+// online_fair_sched_group(): the group's entity on each CPU attaches to its parent's
+// runqueue (attach_entity_cfs_rq()), so its PELT clock runs from now and its first enqueue
+// does not attach it a second time on top of what propagation brings up.
+void online_fair_sched_group(KernelImpl* k, task_group* tg) {
+  for (int cpu = 0; cpu < k->nr_cpus(); ++cpu) {
+    update_rq_clock(k->rq_of(cpu));
+    attach_entity_cfs_rq(tg->se[static_cast<size_t>(cpu)]);
+  }
 }
 
 // calc_group_shares(): the weight of a group's entity on one CPU, the group's shares split

@@ -60,6 +60,9 @@ void update_load_avg(cfs_rq* cfs, sched_entity* se, int flags);
 // The entity's load_avg joins / leaves its runqueue's (around a weight change).
 void enqueue_load_avg(cfs_rq* cfs, sched_entity* se);
 void dequeue_load_avg(cfs_rq* cfs, sched_entity* se);
+// attach_entity_cfs_rq(): se joins its runqueue's sums outside an enqueue (a new group's
+// entity, online_fair_sched_group()), the change propagated up the hierarchy.
+void attach_entity_cfs_rq(sched_entity* se);
 void util_est_enqueue(cfs_rq* cfs, task_struct* p);
 void util_est_dequeue(cfs_rq* cfs, task_struct* p);
 void util_est_update(cfs_rq* cfs, task_struct* p, bool task_sleep);

@@ -129,7 +129,7 @@ static void update_tg_load_avg(cfs_rq* cfs) {
   task_group* tg = cfs->tg;
   if (!tg) return;
   const u64 now = rq_of(cfs)->clock;
-  if (now - cfs->last_update_tg_load_avg < 1000000) return;
+  if (now - cfs->last_update_tg_load_avg < 1000000) return;  // NSEC_PER_MSEC
   const long delta = static_cast<long>(cfs->avg.load_avg) - cfs->tg_load_avg_contrib;
   if (std::abs(delta) > cfs->tg_load_avg_contrib / 64) {
     tg->load_avg += delta;
@@ -232,6 +232,28 @@ void update_load_avg(cfs_rq* cfs, sched_entity* se, int flags) {
     update_tg_load_avg(cfs);
   }
   if (decayed) lb_view_update_pelt(rq_of(cfs));
+}
+
+// propagate_entity_cfs_rq(): a change attached to se's runqueue goes up to the root, each
+// level's group entity taking it over at its update_load_avg(); a throttled level stops it.
+static void propagate_entity_cfs_rq(sched_entity* se) {
+  for (se = parent_entity(se); se; se = parent_entity(se)) {
+    cfs_rq* cfs = cfs_rq_of(se);
+    update_load_avg(cfs, se, UPDATE_TG);
+    if (throttled_hierarchy(cfs)) break;
+  }
+}
+
+// attach_entity_cfs_rq(): se joins its runqueue's sums outside an enqueue, as a new group's
+// entity does when online_fair_sched_group() brings the group up. Aged to now first
+// (ATTACH_AGE_LOAD); a never-attached entity has nothing to age.
+void attach_entity_cfs_rq(sched_entity* se) {
+  cfs_rq* cfs = cfs_rq_of(se);
+  update_load_avg(cfs, se, 0);
+  attach_entity_load_avg(cfs, se);
+  update_tg_load_avg(cfs);
+  propagate_entity_cfs_rq(se);
+  lb_view_update_pelt(rq_of(cfs));
 }
 
 // ---- util_est (fair.c): a task's utilisation remembered across its sleeps ----

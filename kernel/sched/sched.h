@@ -541,6 +541,8 @@ cfs_rq* task_group_cfs_rq(const task_struct* p, int cpu);
 // alloc_fair_sched_group() + init_tg_cfs_entry(): a group's runqueue and entity on every
 // CPU, below `parent`'s (nullptr: the root).
 void alloc_fair_sched_group(KernelImpl* k, task_group* tg, task_group* parent);
+// online_fair_sched_group(): the group's entities join their parents' averages.
+void online_fair_sched_group(KernelImpl* k, task_group* tg);
 // sched_group_set_shares(): tg->shares (cpu.weight's), re-weighing its entities now.
 void sched_group_set_shares(KernelImpl* k, task_group* tg, unsigned long shares);
 // sched_group_set_idle(): cpu.idle, with the h_nr_idle counts above and the shares following.

@@ -137,6 +137,27 @@ TEST(Group, TaskHLoadIsTheTasksPartOfItsGroupEntitysLoad) {
   testing_support::check_invariants(*s.k, 2 * kSec);
 }
 
+// A group's entity joins the root's averages when the group comes online
+// (online_fair_sched_group()), so its first task brings its load to the root once: the root's
+// load_avg is the group entity's, not that plus a second copy attached at the first enqueue.
+// And tg->load_avg counts that task at once: the runqueue's first update_tg_load_avg() is not
+// held back by the once-per-ms limit at the start of the run.
+TEST(Group, AGroupsFirstTaskBringsItsLoadToTheRootOnce) {
+  for (auto v : kVersions) {
+    Sim s(flat_machine(2), kernel::default_config(v));
+    const int g = s.k->create_task_group("/g");
+    s.spawn(in_group(g, 0), hog);
+    s.run(100000);  // 100 us: the fork is done, little has decayed
+    const kernel::task_group* tg = s.k->task_group_by_id(g);
+    const kernel::sched_entity* gse = tg->se[0];
+    EXPECT_GT(gse->avg.load_avg, 1000u) << kernel::version_name(v);
+    EXPECT_NEAR(static_cast<double>(s.k->cpu_rq(0).cfs.avg.load_avg), static_cast<double>(gse->avg.load_avg), 2)
+        << kernel::version_name(v);
+    EXPECT_NEAR(static_cast<double>(tg->load_avg), 1024, 30) << kernel::version_name(v);
+    testing_support::check_invariants(*s.k, 100000);
+  }
+}
+
 namespace {
 kernel::KernelConfig autogroup_on(kernel::KernelVersion v = kernel::KernelVersion::V7_0) {
   kernel::KernelConfig cfg = kernel::default_config(v);
