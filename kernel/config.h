@@ -122,10 +122,9 @@ struct KernelConfig {
   bool wakeup_pick_next_entity = false;
   // kernel.sched_autogroup_enabled (CONFIG_SCHED_AUTOGROUP): each session's tasks form a
   // task group (kernel/sched/autogroup.cc). Distribution kernels boot with 1 (autogroup.c's
-  // sysctl_sched_autogroup_enabled = 1 wherever CONFIG_SCHED_AUTOGROUP=y); the model's default
-  // is 0 until its fork placement of a one-group burst is checked against a real kernel
-  // (docs/model.md, "Task groups", why the default is 0).
-  bool sched_autogroup_enabled = false;
+  // sysctl_sched_autogroup_enabled = 1 wherever CONFIG_SCHED_AUTOGROUP=y), and so does the
+  // model; `noautogroup` on the command line is sched_autogroup_enabled=0.
+  bool sched_autogroup_enabled = true;
   // sysctl kernel.sched_cfs_bandwidth_slice_us: how much runtime a CPU's runqueue of a group
   // with a cpu.max quota draws from the group's pool at a time.
   int sched_cfs_bandwidth_slice_us = 5000;

@@ -95,8 +95,8 @@ std::vector<Setting> make_settings() {
        .get = get_field<&K::rr_timeslice_ms>, .set = set_field<&K::rr_timeslice_ms>},
       {.name = "sched_autogroup_enabled", .type = T::Boot01,
        .help = "sysctl kernel.sched_autogroup_enabled: the tasks of each session form a task group "
-               "(autogroup; distributions boot with 1, the model's default is 0: docs/model.md, Task "
-               "groups); a workload or an --also starts in a new session with session=own",
+               "(autogroup, on as distributions boot; 0 is the `noautogroup` boot option); a workload or "
+               "an --also starts in a new session with session=own",
        .get = get_field<&K::sched_autogroup_enabled>, .set = set_field<&K::sched_autogroup_enabled>},
       {.name = "sched_cfs_bandwidth_slice_us", .type = T::Int,
        .help = "sysctl kernel.sched_cfs_bandwidth_slice_us: the runtime a CPU draws at a time from "
