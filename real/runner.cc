@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <cerrno>
 #include <cstdlib>
@@ -436,6 +437,31 @@ std::string cpu_cgroup_parent(std::string* why) {
   return "";
 }
 
+// The runner's autogroup nice ("/autogroup-N nice K" in /proc/self/autogroup); 0 without
+// the file (no CONFIG_SCHED_AUTOGROUP) or when autogroup is off.
+int own_autogroup_nice() {
+  std::string group, nice_word;
+  int nice = 0;
+  std::ifstream("/proc/self/autogroup") >> group >> nice_word >> nice;
+  return nice_word == "nice" ? nice : 0;
+}
+
+// Give the hogs' cgroup the weight of the runner's autogroup, so the two groups weigh the same,
+// as two programs started alike do (a cgroup's task is in no autogroup:
+// task_wants_autogroup()). cgroup v2 takes the nice itself (cpu.weight.nice); v1's cpu.shares
+// takes the weight, 1024 x 1.25^-nice, within 0.1% of sched_prio_to_weight[] for nice <= 0.
+std::string match_runner_weight(const std::string& dir) {
+  const int nice = own_autogroup_nice();
+  if (nice == 0) return "";
+  const bool v2 = dir.rfind("/sys/fs/cgroup/cpu/", 0) != 0;
+  const std::string file = dir + (v2 ? "/cpu.weight.nice" : "/cpu.shares");
+  const long value = v2 ? nice : std::clamp<long>(std::lround(1024.0 * std::pow(1.25, -nice)), 2, 262144);
+  std::ofstream out(file);
+  out << value << std::flush;
+  if (!out) return "cannot write " + std::to_string(value) + " to " + file + ": " + std::strerror(errno);
+  return "";
+}
+
 // The child's part: never returns. Reports "ok" or an error on `fd`, then spins.
 [[noreturn]] void hog_child(int fd, pid_t parent, int n, const std::vector<int>& cpus,
                             const std::string& cgroup_dir) {
@@ -445,17 +471,14 @@ std::string cpu_cgroup_parent(std::string* why) {
   };
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the runner
   if (getppid() != parent) _exit(0);
-  // The runner's autogroup nice ("/autogroup-N nice K"; no file without
-  // CONFIG_SCHED_AUTOGROUP): the new session's group gets the same, so the two groups weigh
-  // the same, as two sessions started alike do.
-  std::string group, nice_word;
-  int group_nice = 0;
-  std::ifstream("/proc/self/autogroup") >> group >> nice_word >> group_nice;
+  // The runner's autogroup nice: the new session's group gets the same, so the two groups
+  // weigh the same, as two sessions started alike do.
+  const int group_nice = own_autogroup_nice();
   if (setsid() < 0) {
     report(std::string("setsid() failed: ") + std::strerror(errno));
     _exit(1);
   }
-  if (nice_word == "nice" && group_nice != 0) std::ofstream("/proc/self/autogroup") << group_nice;
+  if (group_nice != 0) std::ofstream("/proc/self/autogroup") << group_nice;
   if (!cgroup_dir.empty()) {
     std::ofstream procs(cgroup_dir + "/cgroup.procs");
     procs << getpid() << std::flush;
@@ -491,6 +514,10 @@ std::string HogProcess::start(int n, const std::vector<int>& cpus, HogsAs as) {
     if (mkdir(dir.c_str(), 0755) != 0)
       return "cannot create " + dir + ": " + std::strerror(errno);
     cgroup_dir_ = dir;
+    if (std::string err = match_runner_weight(dir); !err.empty()) {
+      stop();
+      return err;
+    }
   }
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -66,6 +67,43 @@ TEST(HogProcess, CgroupPutsTheProcessInACgroupOfItsOwnAndRemovesIt) {
   EXPECT_EQ(getsid(h.pid()), h.pid());
   h.stop();
   EXPECT_FALSE(exists(dir));
+}
+
+// A runner whose autogroup has a nice value (the calibration's shield runs at -20) gives the
+// hogs' cgroup the same weight, so the two groups weigh the same. Checked in a child of its
+// own session, whose autogroup nice can be set without touching the test's session: +5 is
+// cpu.weight.nice 5 on cgroup v2, cpu.shares 336 (1024 x 1.25^-5; the kernel's table has 335)
+// on v1.
+TEST(HogProcess, TheHogsCgroupWeighsAsTheRunnersAutogroup) {
+  if (read_file("/proc/self/autogroup").empty()) GTEST_SKIP() << "no CONFIG_SCHED_AUTOGROUP";
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(fds[0]);
+    std::string out = "skip";
+    if (setsid() >= 0) {
+      std::ofstream("/proc/self/autogroup") << 5 << std::flush;
+      real::internal::HogProcess h;
+      if (h.start(1, {}, real::HogsAs::kCgroup).empty()) {
+        const std::string dir = h.cgroup_dir();
+        const bool v1 = dir.rfind("/sys/fs/cgroup/cpu/", 0) == 0;
+        out = (v1 ? "shares " : "nice ") + read_file(dir + (v1 ? "/cpu.shares" : "/cpu.weight.nice"));
+        h.stop();
+      }
+    }
+    [[maybe_unused]] ssize_t w = write(fds[1], out.data(), out.size());
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string got;
+  char buf[64];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  waitpid(child, nullptr, 0);
+  if (got == "skip") GTEST_SKIP() << "this host allows no cpu cgroup here";
+  EXPECT_TRUE(got == "shares 336\n" || got == "nice 5\n") << got;
 }
 
 TEST(HogProcess, TheRunSaysWhereItsHogsRanAndNeedsHogs) {
