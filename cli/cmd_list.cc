@@ -3,6 +3,7 @@
 // docs' Markdown table).
 #include "cli/cli.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <iostream>
 
@@ -54,8 +55,13 @@ int do_list(const std::string& what, bool markdown) {
     const workloads::WorkloadInfo* w = workloads::find_workload(what);
     if (!w) return fail("list: unknown workload '" + what + "'");
     std::cout << fmt::format("{} - {}\n\nparameters (name, default, meaning):\n", w->name, w->description);
+    size_t name_w = 12, default_w = 18;  // columns as wide as the longest entry
+    for (const auto& p : w->params) {
+      name_w = std::max(name_w, p.name.size());
+      default_w = std::max(default_w, p.default_value.size());
+    }
     for (const auto& p : w->params)
-      std::cout << fmt::format("  {:<12} {:<18} {}\n", p.name, p.default_value, p.help);
+      std::cout << fmt::format("  {:<{}} {:<{}} {}\n", p.name, name_w, p.default_value, default_w, p.help);
     return 0;
   }
   std::cout << "workloads:\n";

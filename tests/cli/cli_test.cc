@@ -121,6 +121,20 @@ TEST(Cli, AMalformedScenarioFileIsRejectedNamingTheFile) {
   std::remove(path.c_str());
 }
 
+// `schedlab list WORKLOAD`: the defaults and the help texts each start in one column, however
+// long a parameter's name (rt-app's iorun_bytes_per_us is 18 characters).
+TEST(Cli, ListWorkloadAlignsItsColumns) {
+  const std::string out = stdout_of({"list", "rt-app"});
+  size_t help_col = std::string::npos;
+  for (const char* key : {"mem_bytes_per_us", "iorun_bytes_per_us"}) {
+    const size_t line = out.find(std::string("  ") + key);
+    ASSERT_NE(line, std::string::npos) << key;
+    const size_t col = out.find("speed of", line) - line;
+    if (help_col == std::string::npos) help_col = col;
+    EXPECT_EQ(col, help_col) << key;
+  }
+}
+
 TEST(Cli, HelpAndListSucceed) {
   EXPECT_EQ(run_cli({"--help"}), 0);
   EXPECT_EQ(run_cli({"run", "--help"}), 0);
