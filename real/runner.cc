@@ -249,6 +249,17 @@ double RunResult::same_cpu_handoff_share() const {
   return h ? static_cast<double>(same) / static_cast<double>(h) : 0;
 }
 
+double RunResult::shortest_hold_ns() const {
+  std::vector<int64_t> mins;
+  for (const ThreadStats& t : threads)
+    if (t.count > 0) mins.push_back(t.min_ns);
+  if (mins.empty()) return 0;
+  std::sort(mins.begin(), mins.end());
+  const size_t n = mins.size();
+  return n % 2 ? static_cast<double>(mins[n / 2])
+               : (static_cast<double>(mins[n / 2 - 1]) + static_cast<double>(mins[n / 2])) / 2;
+}
+
 double RunResult::executions_per_s() const {
   return elapsed_s > 0 ? static_cast<double>(runs) / elapsed_s : 0;
 }

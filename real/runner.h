@@ -111,6 +111,11 @@ struct RunResult {
   // Of the critical sections that followed another on the same lock, the share that began
   // on that one's CPU: 1 when the threads of a lock share a CPU, near 0 when each has its own.
   double same_cpu_handoff_share() const;
+  // The critical section's length in this run, uninterrupted: the median over the threads of
+  // each one's shortest hold (0 if no thread completed one). Its loop iterations take what
+  // the machine gives them at the time, which on a shared guest can be twice the speed
+  // measured before the run (docs/calibration.md).
+  double shortest_hold_ns() const;
 };
 
 // Runs the workload. "" on success; else an error (bad parameters, backend unavailable, a
