@@ -49,6 +49,7 @@ bool grab_lock(Object* obj, ThreadStats* st, Window* w) {
 
 void worker(const Params* p, Object* obj, ThreadStats* st, Window* w) {
   st->backend = setup_worker(*p);
+  st->section_cpu_ns.reserve(SectionClock::kSamples);
   w->arrive_and_wait();
   while (!obj->done.load(std::memory_order_relaxed)) {
     const int64_t first_attempt = now_ns();
@@ -66,7 +67,10 @@ void worker(const Params* p, Object* obj, ThreadStats* st, Window* w) {
     obj->last.record(st);
     const uint64_t mine = obj->x.load(std::memory_order_relaxed) + 1;
     obj->x.store(mine, std::memory_order_relaxed);
+    SectionClock clock;
+    clock.begin(*st);
     busy_iterations(p->cs_iterations);
+    clock.end(st);
     obj->lock.store(0, std::memory_order_release);
     if (slice_release()) ++st->dlygrnt;  // granted: the CPU was given back already
     record(now_ns() - taken, st->count, &st->total_ns, &st->max_ns, &st->min_ns);

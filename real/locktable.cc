@@ -42,6 +42,7 @@ bool take(TableLock* table_lock, const std::atomic<bool>* stop, Window* w) {
 void client(const Params* p, Work work, TableLock* table_lock, const std::atomic<bool>* stop,
             ThreadStats* st, Window* w) {
   st->backend = setup_worker(*p);
+  st->section_cpu_ns.reserve(SectionClock::kSamples);
   w->arrive_and_wait();
   while (!stop->load(std::memory_order_relaxed)) {
     busy_iterations(work.query_iterations);  // the query, outside the lock
@@ -52,7 +53,10 @@ void client(const Params* p, Work work, TableLock* table_lock, const std::atomic
     record(taken - first_attempt, st->count, &st->wait_total_ns, &st->wait_max_ns,
            &st->wait_min_ns);
     table_lock->last.record(st);
+    SectionClock clock;
+    clock.begin(*st);
     busy_iterations(work.cs_iterations);
+    clock.end(st);
     table_lock->lock.unlock();  // releases the request, yields if it was granted
     record(now_ns() - taken, st->count, &st->total_ns, &st->max_ns, &st->min_ns);
     ++st->count;

@@ -249,15 +249,16 @@ double RunResult::same_cpu_handoff_share() const {
   return h ? static_cast<double>(same) / static_cast<double>(h) : 0;
 }
 
-double RunResult::shortest_hold_ns() const {
-  std::vector<int64_t> mins;
-  for (const ThreadStats& t : threads)
-    if (t.count > 0) mins.push_back(t.min_ns);
-  if (mins.empty()) return 0;
-  std::sort(mins.begin(), mins.end());
-  const size_t n = mins.size();
-  return n % 2 ? static_cast<double>(mins[n / 2])
-               : (static_cast<double>(mins[n / 2 - 1]) + static_cast<double>(mins[n / 2])) / 2;
+double RunResult::section_cpu_ns() const {
+  std::vector<int64_t> all;
+  for (const ThreadStats& t : threads) all.insert(all.end(), t.section_cpu_ns.begin(), t.section_cpu_ns.end());
+  if (all.empty()) return 0;
+  const size_t n = all.size();
+  std::nth_element(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n / 2), all.end());
+  const double hi = static_cast<double>(all[n / 2]);
+  if (n % 2) return hi;
+  const double lo = static_cast<double>(*std::max_element(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n / 2)));
+  return (lo + hi) / 2;
 }
 
 double RunResult::executions_per_s() const {

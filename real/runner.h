@@ -83,6 +83,9 @@ struct ThreadStats {
   // them began on the CPU that one ran on (sched_getcpu() with the lock held).
   uint64_t handoffs = 0;
   uint64_t same_cpu_handoffs = 0;
+  // CPU time (CLOCK_THREAD_CPUTIME_ID) of every 8th critical section, up to 4096: its
+  // length at the speed the machine gave it, without the time it was preempted.
+  std::vector<int64_t> section_cpu_ns;
   Counters slice;        // the library's counters of this thread
   Backend backend = Backend::kNone;
 };
@@ -111,11 +114,11 @@ struct RunResult {
   // Of the critical sections that followed another on the same lock, the share that began
   // on that one's CPU: 1 when the threads of a lock share a CPU, near 0 when each has its own.
   double same_cpu_handoff_share() const;
-  // The critical section's length in this run, uninterrupted: the median over the threads of
-  // each one's shortest hold (0 if no thread completed one). Its loop iterations take what
-  // the machine gives them at the time, which on a shared guest can be twice the speed
-  // measured before the run (docs/calibration.md).
-  double shortest_hold_ns() const;
+  // The critical section's CPU time in this run: the median of the sampled sections'
+  // (ThreadStats::section_cpu_ns; 0 if none). Its loop iterations take what the machine gives
+  // them at the time, which on a shared guest can be half the speed measured before the run
+  // (docs/calibration.md).
+  double section_cpu_ns() const;
 };
 
 // Runs the workload. "" on success; else an error (bad parameters, backend unavailable, a

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <thread>
+#include <time.h>
 #include <vector>
 
 #include "real/runner.h"
@@ -18,6 +19,27 @@ inline int64_t now_ns() {
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
+
+// The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID): what it ran, not what it waited.
+inline int64_t thread_cpu_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Samples the CPU time of every kSampleEvery-th critical section of a thread into
+// ThreadStats::section_cpu_ns, whose capacity is reserved before the run (no allocation in
+// the measured loop; sampling stops when it is full).
+struct SectionClock {
+  static constexpr uint64_t kSampleEvery = 8;
+  static constexpr size_t kSamples = 4096;
+  int64_t start = -1;
+  void begin(const ThreadStats& st) { start = st.count % kSampleEvery == 0 ? thread_cpu_ns() : -1; }
+  void end(ThreadStats* st) const {
+    if (start >= 0 && st->section_cpu_ns.size() < st->section_cpu_ns.capacity())
+      st->section_cpu_ns.push_back(thread_cpu_ns() - start);
+  }
+};
 
 // The extend-sched2 critical section: the original's empty `for` loop compiled without
 // optimisation. A volatile counter keeps each iteration a store and a load (as at -O0), so

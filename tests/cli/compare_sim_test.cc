@@ -65,21 +65,18 @@ TEST(CompareSim, HogsAsCgroupAndTheHostsAutogroupSettingArePassedOn) {
   EXPECT_LT(hog_cpus(e), 0.35);
 }
 
-// The simulated critical section is the run's own: the median of the threads' shortest holds,
+// The simulated critical section is the run's own: the median CPU time of its sampled sections,
 // not the loop speed measured before the run, which on a shared guest can be off by 2x.
 // Without a completed section the measured speed converts the iteration count. The lock
 // table's query and section, converted alike before the run, are scaled alike.
-TEST(CompareSim, TheCriticalSectionIsTheRunsShortestHoldsMedian) {
+TEST(CompareSim, TheCriticalSectionIsTheRunsMedianSectionCpuTime) {
   real::RunResult m;
   m.ns_per_iteration = 0.5;  // 1,000,000 iterations planned as 500 us
-  for (int64_t min_ns : {270000, 280000, 300000, 900000}) {
-    real::ThreadStats t;
-    t.count = 10;
-    t.min_ns = min_ns;
-    m.threads.push_back(t);
-  }
-  m.threads.push_back(real::ThreadStats{});  // no completed section: not counted
-  EXPECT_DOUBLE_EQ(m.shortest_hold_ns(), 290000);
+  real::ThreadStats a, b;
+  a.section_cpu_ns = {270000, 900000};
+  b.section_cpu_ns = {280000, 300000};
+  m.threads = {a, real::ThreadStats{}, b};  // a thread without samples adds none
+  EXPECT_DOUBLE_EQ(m.section_cpu_ns(), 290000);
   scenario::Experiment e;
   std::vector<std::string> sets;
   ASSERT_EQ(cli::sim_experiment_for(es2_with_hogs(real::HogsAs::kThreads), m, 1, &e, &sets), "");
@@ -95,8 +92,7 @@ TEST(CompareSim, TheCriticalSectionIsTheRunsShortestHoldsMedian) {
   lt.cpus.clear();
   real::RunResult half;
   real::ThreadStats t;
-  t.count = 3;
-  t.min_ns = 5400;  // the section ran at about twice the measured speed
+  t.section_cpu_ns = {5400, 5300, 6000};  // the section ran at about twice the measured speed
   half.threads = {t};
   ASSERT_EQ(cli::sim_experiment_for(lt, half, 1, &e, &sets), "");
   EXPECT_NE(std::find(sets.begin(), sets.end(), "cs=5400ns"), sets.end());
