@@ -96,6 +96,7 @@ std::string run_extend_sched2(const Params& p, Backend backend, RunResult* out) 
     out->notices.push_back("extend-sched2: nobj = cpus / 10 = 0 would divide by zero in the "
                            "original; using 1 lock object");
   out->ns_per_iteration = measure_ns_per_iteration();
+  out->thread_clock_ns = measure_thread_clock_ns();
   out->cpus_conf = sysconf(_SC_NPROCESSORS_CONF);
   char line[256];
   std::snprintf(line, sizeof(line),

@@ -70,6 +70,7 @@ void client(const Params* p, Work work, TableLock* table_lock, const std::atomic
 std::string run_locktable(const Params& p, Backend backend, RunResult* out) {
   const int nlocks = out->nobj;
   out->ns_per_iteration = measure_ns_per_iteration();
+  out->thread_clock_ns = measure_thread_clock_ns();
   // Work is a number of loop iterations, not a deadline: a preempted holder must still do the
   // whole critical section when it runs again, as real work would.
   const Work work{std::llround(static_cast<double>(p.query_ns) / out->ns_per_iteration),

@@ -256,9 +256,8 @@ double RunResult::section_cpu_ns() const {
   const size_t n = all.size();
   std::nth_element(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n / 2), all.end());
   const double hi = static_cast<double>(all[n / 2]);
-  if (n % 2) return hi;
-  const double lo = static_cast<double>(*std::max_element(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n / 2)));
-  return (lo + hi) / 2;
+  const double lo = n % 2 ? hi : static_cast<double>(*std::max_element(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n / 2)));
+  return std::max(1.0, (lo + hi) / 2 - static_cast<double>(thread_clock_ns));
 }
 
 double RunResult::executions_per_s() const {

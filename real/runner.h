@@ -100,6 +100,7 @@ struct RunResult {
   double setup_s = 0;                 // creating the threads, before the window
   int late_starts = 0;                // threads that began after the window had opened
   double ns_per_iteration = 0;        // the busy loop's speed, measured before the run
+  int64_t thread_clock_ns = 0;        // what reading the thread CPU clock adds to a sample
   std::vector<ThreadStats> threads;   // workers (extend-sched2) or clients (locktable)
   uint64_t runs = 0;                  // extend-sched2: sum of x; locktable: executions
   int64_t total_wait_ns = 0;
@@ -115,7 +116,7 @@ struct RunResult {
   // on that one's CPU: 1 when the threads of a lock share a CPU, near 0 when each has its own.
   double same_cpu_handoff_share() const;
   // The critical section's CPU time in this run: the median of the sampled sections'
-  // (ThreadStats::section_cpu_ns; 0 if none). Its loop iterations take what the machine gives
+  // (ThreadStats::section_cpu_ns) less thread_clock_ns; 0 if none. Its loop iterations take what the machine gives
   // them at the time, which on a shared guest can be half the speed measured before the run
   // (docs/calibration.md).
   double section_cpu_ns() const;

@@ -77,6 +77,9 @@ TEST(CompareSim, TheCriticalSectionIsTheRunsMedianSectionCpuTime) {
   b.section_cpu_ns = {280000, 300000};
   m.threads = {a, real::ThreadStats{}, b};  // a thread without samples adds none
   EXPECT_DOUBLE_EQ(m.section_cpu_ns(), 290000);
+  real::RunResult with_clock = m;
+  with_clock.thread_clock_ns = 1000;  // the clock reading's own cost is not the section's
+  EXPECT_DOUBLE_EQ(with_clock.section_cpu_ns(), 289000);
   scenario::Experiment e;
   std::vector<std::string> sets;
   ASSERT_EQ(cli::sim_experiment_for(es2_with_hogs(real::HogsAs::kThreads), m, 1, &e, &sets), "");
