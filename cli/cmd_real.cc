@@ -73,7 +73,7 @@ std::string sim_experiment_for(const real::Params& p, const real::RunResult& m, 
     sets.push_back("threads=" + std::to_string(p.threads));
     sets.push_back("locks=" + std::to_string(real::resolved_locks(p)));
     // The critical section is a count of loop iterations; the simulated one is a time: the
-    // run's own sections' CPU time (the median of those sampled), else the count at the loop
+    // run's own sections' CPU time (the mean of those sampled), else the count at the loop
     // speed the runner measured before its run (the host profile's cs_loop_3m_ns without
     // either). On a shared guest the loop's speed changes by up to 2x from one second to the
     // next, so the run's own sections are the better measure.
@@ -88,7 +88,7 @@ std::string sim_experiment_for(const real::Params& p, const real::RunResult& m, 
     sets.push_back("clients=" + std::to_string(p.clients));
     sets.push_back("locks=" + std::to_string(real::resolved_locks(p)));
     // Query and section were converted to loop iterations at the speed measured before the
-    // run; they took what the run's own sections show (the median CPU time of those sampled),
+    // run; they took what the run's own sections show (the mean CPU time of those sampled),
     // both scaled alike.
     const double held = m.section_cpu_ns();
     const double scale = held > 0 && p.cs_ns > 0 ? held / static_cast<double>(p.cs_ns) : 1.0;
@@ -147,7 +147,7 @@ int compare_real_with_sim(const real::Params& p, const real::RunResult& m) {
     const double planned = p.workload == real::Workload::kExtendSched2
                                ? static_cast<double>(p.cs_iterations) * m.ns_per_iteration
                                : static_cast<double>(p.cs_ns);
-    std::cout << fmt::format("  (critical section {:.1f} us of CPU in this run, the median of those sampled; "
+    std::cout << fmt::format("  (critical section {:.1f} us of CPU in this run, the mean of those sampled; "
                              "{:.1f} us at the loop speed measured before it)\n",
                              held / 1e3, planned / 1e3);
   }

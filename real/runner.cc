@@ -250,14 +250,14 @@ double RunResult::same_cpu_handoff_share() const {
 }
 
 double RunResult::section_cpu_ns() const {
-  std::vector<int64_t> all;
-  for (const ThreadStats& t : threads) all.insert(all.end(), t.section_cpu_ns.begin(), t.section_cpu_ns.end());
-  if (all.empty()) return 0;
-  const size_t n = all.size();
-  std::nth_element(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n / 2), all.end());
-  const double hi = static_cast<double>(all[n / 2]);
-  const double lo = n % 2 ? hi : static_cast<double>(*std::max_element(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n / 2)));
-  return std::max(1.0, (lo + hi) / 2 - static_cast<double>(thread_clock_ns));
+  double sum = 0;
+  size_t n = 0;
+  for (const ThreadStats& t : threads) {
+    for (int64_t ns : t.section_cpu_ns) sum += static_cast<double>(ns);
+    n += t.section_cpu_ns.size();
+  }
+  if (n == 0) return 0;
+  return std::max(1.0, sum / static_cast<double>(n) - static_cast<double>(thread_clock_ns));
 }
 
 double RunResult::executions_per_s() const {

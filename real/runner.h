@@ -115,10 +115,11 @@ struct RunResult {
   // Of the critical sections that followed another on the same lock, the share that began
   // on that one's CPU: 1 when the threads of a lock share a CPU, near 0 when each has its own.
   double same_cpu_handoff_share() const;
-  // The critical section's CPU time in this run: the median of the sampled sections'
-  // (ThreadStats::section_cpu_ns) less thread_clock_ns; 0 if none. Its loop iterations take what the machine gives
-  // them at the time, which on a shared guest can be half the speed measured before the run
-  // (docs/calibration.md).
+  // The critical section's CPU time in this run: the mean of the sampled sections'
+  // (ThreadStats::section_cpu_ns) less thread_clock_ns; 0 if none. Its loop iterations take
+  // what the machine gives them at the time, which on a shared guest varies by 2x within a
+  // run and can be half the speed measured before it (docs/calibration.md). The mean, not
+  // the median: throughput follows the total work.
   double section_cpu_ns() const;
 };
 
