@@ -89,7 +89,7 @@ void KernelImpl::queue_fork(task_struct* p, sim::Time start) {
     const int tgid = create_process("launcher");
     TaskAttr attr;
     attr.comm = "launcher";
-    std::unique_ptr<task_struct> l = alloc_task(tgid, attr);
+    TaskArena::Ptr l = alloc_task(tgid, attr);
     auto prog = std::make_unique<LauncherProgram>(this);
     prog->pid = l->pid;
     l->user = prog.get();

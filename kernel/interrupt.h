@@ -27,6 +27,7 @@ struct softirq_cpu {
   uint32_t pending = 0;           // local_softirq_pending()
   int hardirq = 0;                // hardirq nesting (preempt_count()'s HARDIRQ bits)
   int bh_disabled = 0;            // local_bh_disable() nesting of the running kernel path
+  uint64_t irq_time = 0;          // softirq time for IRQ_TIME_ACCOUNTING (irqtime->total)
   // The BH-disabled section of a syscall (sendto()) charged at once: [bh_from, bh_until) of
   // bh_task. A hardirq arriving inside it leaves its softirqs to that section's end.
   sim::Time bh_from = 0, bh_until = 0;
@@ -44,7 +45,6 @@ struct softirq_cpu {
   int max_restart = 0;
   int ctx = 0;
   bool handed_off = false;
-  uint64_t irq_time = 0;               // softirq time for IRQ_TIME_ACCOUNTING (irqtime->total)
   // Accounting: ns by where they ran, actions run per vector (/proc/softirqs), ksoftirqd wakeups.
   std::array<uint64_t, NR_SOFTIRQ_CTX> ns{};
   std::array<uint64_t, NR_SOFTIRQS> count{};

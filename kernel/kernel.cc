@@ -46,13 +46,14 @@ KernelImpl::KernelImpl(sim::Engine* engine, const hw::Machine& machine, const Ke
   if (cfg_.tunable_scaling == 2) factor = cpus;
   base_slice_ns = static_cast<u64>(cfg_.base_slice_ns) * static_cast<u64>(factor);
   rqs_.init(n);
+  task_arena_.init(rqs_.huge());
   for (int cpu = 0; cpu < n; ++cpu) {
     struct rq* rq = rqs_[cpu];
     rq->cpu = cpu;
     rq->k = this;
     rq->cfs.rq = rq;
     rq->smt_sibling = machine_.topo.smt_sibling(cpu);
-    auto idle = std::make_unique<task_struct>();
+    TaskArena::Ptr idle = task_arena_.alloc();
     idle->kern = this;
     idle->pid = 0;
     idle->comm = "swapper/" + std::to_string(cpu);
@@ -111,6 +112,7 @@ void RqArray::init(int n) {
   void* mem = std::aligned_alloc(align, size);
   if (!mem) throw std::bad_alloc();
   if (huge) madvise(mem, size, MADV_HUGEPAGE);  // a hint: without THP, plain pages
+  huge_ = huge;
   base_ = static_cast<rq*>(mem);
   for (int i = 0; i < n; ++i) new (base_ + i) rq();
   n_ = n;
@@ -119,6 +121,31 @@ void RqArray::init(int n) {
 RqArray::~RqArray() {
   for (int i = n_ - 1; i >= 0; --i) base_[i].~rq();
   std::free(base_);
+}
+
+TaskArena::~TaskArena() {
+  for (void* b : blocks_) std::free(b);
+}
+
+TaskArena::Ptr TaskArena::alloc() {
+  if (next_ == end_) {
+    constexpr size_t kHugePage = size_t{2} << 20;
+    size_t bytes = next_tasks_ * sizeof(task_struct);
+    size_t align = alignof(task_struct);
+    if (huge_ || next_tasks_ > 1024) {
+      bytes = kHugePage;
+      align = kHugePage;
+    } else {
+      next_tasks_ *= 2;
+    }
+    void* mem = std::aligned_alloc(align, bytes);
+    if (!mem) throw std::bad_alloc();
+    if (align == kHugePage) madvise(mem, bytes, MADV_HUGEPAGE);  // a hint: without THP, plain pages
+    blocks_.push_back(mem);
+    next_ = static_cast<task_struct*>(mem);
+    end_ = next_ + bytes / sizeof(task_struct);
+  }
+  return Ptr(new (next_++) task_struct());
 }
 
 int KernelImpl::create_process(const std::string& name) {
@@ -223,8 +250,8 @@ void KernelImpl::fork_from_outside(sim::Timer* t, sim::Time) {
   wake_up_new_task(p->kern, p);
 }
 
-std::unique_ptr<task_struct> KernelImpl::alloc_task(int tgid, const TaskAttr& attr) {
-  auto p = std::make_unique<task_struct>();
+TaskArena::Ptr KernelImpl::alloc_task(int tgid, const TaskAttr& attr) {
+  TaskArena::Ptr p = task_arena_.alloc();
   p->kern = this;
   p->pid = tgid == next_pid_ - 1 && !has_threads(tgid) ? tgid : next_pid_++;
   p->tgid = tgid;
@@ -268,7 +295,7 @@ std::unique_ptr<task_struct> KernelImpl::alloc_task(int tgid, const TaskAttr& at
 int KernelImpl::create_thread(int tgid, const TaskAttr& attr, std::unique_ptr<UserContext> prog,
                           sim::Time start) {
   assert(validate_attr(attr).empty());
-  std::unique_ptr<task_struct> p = alloc_task(tgid, attr);
+  TaskArena::Ptr p = alloc_task(tgid, attr);
   p->user = prog.get();
   if (attr.preexisting) {
     // A long sleeper from before the run: asleep on its CPU with its averages decayed to

@@ -33,10 +33,44 @@ class RqArray {
   rq* operator[](int cpu) const { return base_ + cpu; }
   rq* begin() const { return base_; }
   rq* end() const { return base_ + n_; }
+  bool huge() const { return huge_; }  // the block is given to huge pages
 
  private:
   rq* base_ = nullptr;
   int n_ = 0;
+  bool huge_ = false;
+};
+
+// The task_structs, idle tasks included, placed one after the other in blocks (Linux's
+// task_struct slab cache), cache-line aligned: a tick on a wide machine reads the running
+// task of a CPU no recent event touched, and tasks allocated one by one would be spread
+// over the heap between the programs, names and masks created with them. The blocks grow
+// from 64 tasks to 1024, then each is 2 MB, aligned and given to madvise(MADV_HUGEPAGE);
+// on a machine whose rqs take huge pages (RqArray) every block is, so the tasks of a wide
+// machine take a few huge pages instead of thousands of small ones. Memory goes back when
+// the arena is destroyed.
+class TaskArena {
+ public:
+  // Destroys the task; its memory stays in the arena.
+  struct Destroy {
+    void operator()(task_struct* p) const { p->~task_struct(); }
+  };
+  using Ptr = std::unique_ptr<task_struct, Destroy>;
+  TaskArena() = default;
+  TaskArena(const TaskArena&) = delete;
+  TaskArena& operator=(const TaskArena&) = delete;
+  ~TaskArena();
+  // Every block a 2 MB huge page from the first. REQUIRES: before alloc().
+  void init(bool huge) { huge_ = huge; }
+  // A default-constructed task_struct.
+  Ptr alloc();
+
+ private:
+  std::vector<void*> blocks_;
+  task_struct* next_ = nullptr;
+  task_struct* end_ = nullptr;
+  size_t next_tasks_ = 64;  // tasks in the next block below the huge-page size
+  bool huge_ = false;
 };
 
 class KernelImpl final : public Kernel {
@@ -50,7 +84,7 @@ class KernelImpl final : public Kernel {
   // The task that forks the threads, or null before the first one is created.
   const task_struct* launcher() const { return launcher_; }
   int nr_cpus() const { return rqs_.size(); }
-  const std::vector<std::unique_ptr<task_struct>>& tasks() const { return tasks_; }
+  const std::vector<TaskArena::Ptr>& tasks() const { return tasks_; }
   const rq& cpu_rq(int cpu) const { return *rqs_[cpu]; }
   const Warnings& warnings() const { return warnings_; }
 
@@ -169,8 +203,9 @@ class KernelImpl final : public Kernel {
   int autogroup_of_session(int sid);
   task_group* autogroup_task_group(int tgid);
 
-  std::vector<std::unique_ptr<task_struct>> tasks_;
-  std::vector<std::unique_ptr<task_struct>> idle_tasks_;
+  TaskArena task_arena_;  // before the tasks: outlives them
+  std::vector<TaskArena::Ptr> tasks_;
+  std::vector<TaskArena::Ptr> idle_tasks_;
   std::vector<std::pair<int, std::string>> process_names_;
   std::vector<std::unique_ptr<UserContext>> programs_;
   task_struct* launcher_ = nullptr;
@@ -180,7 +215,7 @@ class KernelImpl final : public Kernel {
   sim::Timer launcher_start_;
   sim::Timer launcher_wake_;  // a thread created after the launcher went to wait
   // A task_struct for a new thread of `tgid`, on its first allowed CPU, not yet queued.
-  std::unique_ptr<task_struct> alloc_task(int tgid, const TaskAttr& attr);
+  TaskArena::Ptr alloc_task(int tgid, const TaskAttr& attr);
   static void fork_from_outside(sim::Timer* t, sim::Time now);
   // Has the launcher fork p at `start` (kernel/fork.cc); creates the launcher first.
   void queue_fork(task_struct* p, sim::Time start);

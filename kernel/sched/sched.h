@@ -138,19 +138,20 @@ enum class ExecKind : uint8_t {
 };
 
 struct task_stats {
+  // What every switch updates first (one cache line), then the counters of rarer events.
+  u64 wait_start = 0;         // valid while queued and not running
+  u64 wait_sum_ns = 0;        // time runnable on a runqueue, not running
+  u64 wait_max_ns = 0;
+  u64 wait_count = 0;
+  u64 run_ns = 0;             // wall time as rq->curr (user + kernel), closed at switch-out
+  u64 last_arrival = 0;       // valid while running: when it became rq->curr
   u64 nr_switches_voluntary = 0;    // nvcsw
   u64 nr_switches_involuntary = 0;  // nivcsw
   u64 nr_wakeups = 0;
   u64 nr_migrations = 0;
   u64 nr_lock_holder_preemptions = 0;
-  u64 wait_sum_ns = 0;        // time runnable on a runqueue, not running
-  u64 wait_max_ns = 0;
-  u64 wait_count = 0;
   u64 spin_ns = 0;            // user time spent spinning on a word
-  u64 wait_start = 0;         // valid while queued and not running
   u64 nr_syscalls = 0;
-  u64 run_ns = 0;             // wall time as rq->curr (user + kernel), closed at switch-out
-  u64 last_arrival = 0;       // valid while running: when it became rq->curr
   u64 lock_held_preempted_ns = 0;  // time off-CPU after a preemption while holding a lock
   u64 lhp_since = 0;          // valid while preempted holding a lock
   // Softirq work run on top of this task (kernel/softirq.cc): all of it (hardirq exit and
@@ -180,45 +181,56 @@ struct slice_ext_task {
 
 struct mm_struct;
 
-struct task_struct {
-  // Fields are ordered hot first: the per-event paths (program steps, accounting, the
-  // tick) read the simulated CPU state, flags, se and the run/wait statistics.
+struct alignas(64) task_struct {
+  // Fields are ordered hot first, and the struct starts a cache line: a tick or switch on a
+  // wide machine finds the running task cold in the cache, so what the tick, the switch and
+  // the return to user read (the simulated CPU state, flags, class, group, mm_cid, se, the
+  // slice-extension flags and the run/wait statistics) is packed into the first lines, and
+  // what only creation, wakeups, sleeps and reports read comes last.
   // Simulated CPU state of this task (valid when it is not running user code).
   ExecKind exec = ExecKind::Start;
   bool on_cpu = false;
   bool on_rq = false;                // TASK_ON_RQ_QUEUED (includes sched_delayed)
   bool is_idle = false;              // the per-CPU idle task (swapper)
   bool on_rq_migrating = false;      // TASK_ON_RQ_MIGRATING: moved queued, between two rqs
+  // CONFIG_CFS_BANDWIDTH, 6.18+: throttle_cfs_rq_work() is queued (sched_throttle_work) / has
+  // dequeued the task into its runqueue's throttled_limbo_list (p->throttled).
+  bool sched_throttle_work = false, throttled = false;
+  // latency_sensi_flag patch: sched_setattr(SCHED_FLAG_LATENCY_SENSITIVE) set it; a
+  // local_bh_enable() of this task wakes ksoftirqd instead of running softirqs.
+  bool latency_sensi_flag = false;
   unsigned thread_flags = 0;         // TIF_*
   int cpu = 0;                       // task_cpu(): the rq it is on or last ran on
   unsigned __state = 0;              // TASK_RUNNING (0) or TASK_INTERRUPTIBLE
+  int policy = SCHED_NORMAL;
   s64 exec_remaining_ns = 0;
   UserContext* user = nullptr;       // the program (owned by KernelImpl)
   KernelImpl* kern = nullptr;
   const struct sched_class* sched_class = nullptr;
+  // task_group(p): the task's group, nullptr for the root group (kernel/sched/group.cc).
+  task_group* sched_task_group = nullptr;
+  mm_struct* mm = nullptr;
   UserWord* spin_word = nullptr;
   int64_t spin_val = 0;
   task_struct* spin_next = nullptr;  // intrusive list of spinners on spin_word
   task_struct* spin_prev = nullptr;
   int64_t syscall_ret = 0;
-  task_stats stats;
+  mm_cid_task mm_cid;                // rseq concurrency ID (kernel/sched/mm_cid.h)
+  int prio = DEFAULT_PRIO;           // effective: 99 - rt_priority for RT, 120 + nice for fair
+  int nice = 0;
   sched_entity se;
   sched_rt_entity rt;
-  int policy = SCHED_NORMAL;
-  int nice = 0;
   int rt_priority = 0;
-  int prio = DEFAULT_PRIO;           // effective: 99 - rt_priority for RT, 120 + nice for fair
+  slice_ext_task slice;
+  task_stats stats;
   int recent_used_cpu = -1;
   int last_wakee_pid = -1;
   unsigned wakee_flips = 0;
   bool sched_remote_wakeup = false;  // queued on a wake list after a migrating wakeup
+  bool exited = false;
   u64 wakee_flip_decay_ts = 0;
-  slice_ext_task slice;
-  mm_struct* mm = nullptr;
-  mm_cid_task mm_cid;                // rseq concurrency ID (kernel/sched/mm_cid.h)
   int pid = 0;
   int tgid = 0;
-  bool exited = false;
   int nr_cpus_allowed = 0;
   std::vector<bool> cpus_mask;       // allowed CPUs: a bitmap, as cpumask_t (1 KB at 8192 CPUs)
   std::string comm;
@@ -226,21 +238,15 @@ struct task_struct {
   task_struct* futex_next = nullptr; // futex wait queue link
   UserWord* futex_word = nullptr;
   UserAction pending_syscall;        // valid iff exec == SyscallEntry
-  // latency_sensi_flag patch: sched_setattr(SCHED_FLAG_LATENCY_SENSITIVE) set it; a
-  // local_bh_enable() of this task wakes ksoftirqd instead of running softirqs.
-  bool latency_sensi_flag = false;
   void (*kthread_fn)(rq* rq, task_struct* p) = nullptr;  // exec == Kthread: its loop body
-  // task_group(p): the task's group, nullptr for the root group (kernel/sched/group.cc).
-  task_group* sched_task_group = nullptr;
-  // CONFIG_CFS_BANDWIDTH, 6.18+: throttle_cfs_rq_work() is queued (sched_throttle_work) / has
-  // dequeued the task into its runqueue's throttled_limbo_list (p->throttled).
-  bool sched_throttle_work = false, throttled = false;
 };
 
 // An entity in the fair runqueue "tree". The kernel's augmented rb-tree becomes a flat
 // array here: runqueues hold few entities, and the pick result is the same (the eligible
 // entity with the earliest deadline, ties to the earlier insertion). docs/model.md.
 struct cfs_rq {
+  // Hot first: what update_curr(), the tick, the pick and PELT read, then the group and
+  // bandwidth state that only task groups use.
   struct rq* rq = nullptr;     // the rq this cfs_rq belongs to (rq_of())
   unsigned long load = 0;      // sum of weights of queued entities (incl. curr)
   unsigned nr_queued = 0;      // incl. curr and delayed entities
@@ -254,6 +260,13 @@ struct cfs_rq {
   sched_entity* next = nullptr;  // the next buddy (NEXT_BUDDY), picked first while eligible
   std::vector<sched_entity*> timeline;  // queued entities except curr
   u64 tree_seq = 0;
+  // CONFIG_FAIR_GROUP_SCHED: the group this runqueue belongs to (nullptr: the root group).
+  task_group* tg = nullptr;
+  // CONFIG_CFS_BANDWIDTH (kernel/sched/fair_bandwidth.cc): runtime drawn from the group's pool
+  // is accounted while runtime_enabled; throttled state, throttled ancestors + self.
+  bool runtime_enabled = false, throttled = false;
+  int throttle_count = 0;
+  int idle = 0;  // an idle group's runqueue (sched_group_set_idle(), cfs_rq_is_idle())
   sched_avg avg;               // PELT of the runqueue: blocked entities decay inside it
   // Load of entities that left this runqueue from another CPU (a wakeup elsewhere, an exit),
   // taken out at its next update_cfs_rq_load_avg().
@@ -261,22 +274,17 @@ struct cfs_rq {
     int nr = 0;
     unsigned long load_avg = 0, util_avg = 0, runnable_avg = 0;
   } removed;
-  // CONFIG_FAIR_GROUP_SCHED: the group this runqueue belongs to (nullptr: the root group),
-  // its last contribution to tg->load_avg (update_tg_load_avg(), at most once per ms), and
-  // the PELT change to push to the group's entity (add_tg_cfs_propagate()).
-  task_group* tg = nullptr;
+  // CONFIG_FAIR_GROUP_SCHED: this runqueue's last contribution to tg->load_avg
+  // (update_tg_load_avg(), at most once per ms), and the PELT change to push to the group's
+  // entity (add_tg_cfs_propagate()).
   long tg_load_avg_contrib = 0;
   u64 last_update_tg_load_avg = 0;
   bool propagate = false;
   long prop_runnable_sum = 0;
-  // CONFIG_CFS_BANDWIDTH (kernel/sched/fair_bandwidth.cc): runtime drawn from the group's pool
-  // and not yet used (ns), throttled state, throttled ancestors + self, and 6.18+'s limbo.
-  bool runtime_enabled = false, throttled = false;
-  int throttle_count = 0;
+  // CONFIG_CFS_BANDWIDTH: runtime drawn and not yet used (ns), when throttled, and 6.18+'s limbo.
   s64 runtime_remaining = 0;
   u64 throttled_clock = 0;
   std::vector<task_struct*> throttled_limbo_list;
-  int idle = 0;  // an idle group's runqueue (sched_group_set_idle(), cfs_rq_is_idle())
 };
 
 // struct task_group (kernel/sched/sched.h, CONFIG_FAIR_GROUP_SCHED): a group of tasks
@@ -304,12 +312,14 @@ struct task_group {
 };
 
 struct rt_rq {
+  // The queues first and the counts last: in struct rq the counts, which every pick reads,
+  // then share a cache line with the softirq state that follows.
+  std::array<std::vector<task_struct*>, MAX_RT_PRIO> queue;  // FIFO per prio; curr stays queued
+  std::array<uint64_t, 2> bitmap{};
   unsigned rt_nr_running = 0;
   int highest_prio = MAX_RT_PRIO;
   unsigned rt_nr_pushable = 0;  // tasks marked sched_rt_entity::pushable
   bool overloaded = false;      // has pushable tasks (a bit of the root domain's rto_mask)
-  std::array<uint64_t, 2> bitmap{};
-  std::array<std::vector<task_struct*>, MAX_RT_PRIO> queue;  // FIFO per prio; curr stays queued
 };
 
 // struct sched_class: the operations of one scheduling class, in priority order rt > fair > idle.
@@ -353,25 +363,27 @@ extern const sched_class idle_sched_class;
 
 // Simulated CPU mode (what the hardware thread is doing), beside the Linux rq state.
 struct cpu_exec {
+  // Hot first: the mode and accounting every kernel entry and exit updates, then the timers
+  // in the order of their use (the program's resume timer and the tick on every event).
   sim::Time kwork_until = 0;   // kernel work in progress until then (entry, handler, switch)
   sim::Time user_since = 0;    // user code of curr (re)started at this time
-  bool in_user = false;        // curr is executing user code since user_since
-  sim::Timer resume_timer;     // curr reaches its next program step
-  sim::Timer tick_timer;       // the periodic tick (stopped when idle under NO_HZ)
   sim::Time tick_expires = 0;  // the tick's expiry on its grid (the interrupt may come later)
-  sim::Rng irq_rng;            // this CPU's timer interrupt jitter draws
-  sim::Timer hrtick_timer;     // per-rq hrtick
-  sim::Timer ipi_timer;        // earliest pending IPI arrival
-  sim::Timer slice_timer;      // 7.0: per-CPU slice extension timer (hrtick for RFC/2023)
-  task_struct* slice_cookie = nullptr;  // 7.0: the task the slice timer was armed for
-  unsigned ipi_pending = 0;    // IPI_* bits
-  std::vector<task_struct*> wake_list;  // ttwu_queue_wakelist entries
   // Accounting (ns).
   u64 user_ns = 0, sys_ns = 0, irq_idle_ns = 0;
   u64 busy_since = 0;          // valid while curr != idle
   u64 busy_ns = 0;             // closed intervals with a task current
+  bool in_user = false;        // curr is executing user code since user_since
   bool sibling_busy = false;   // SMT sibling has a task current (user work runs slower)
+  unsigned ipi_pending = 0;    // IPI_* bits
   uint32_t zero_time_steps = 0;  // program steps run without time passing (livelock guard)
+  task_struct* slice_cookie = nullptr;  // 7.0: the task the slice timer was armed for
+  std::vector<task_struct*> wake_list;  // ttwu_queue_wakelist entries
+  sim::Rng irq_rng;            // this CPU's timer interrupt jitter draws
+  sim::Timer resume_timer;     // curr reaches its next program step
+  sim::Timer tick_timer;       // the periodic tick (stopped when idle under NO_HZ)
+  sim::Timer hrtick_timer;     // per-rq hrtick
+  sim::Timer ipi_timer;        // earliest pending IPI arrival
+  sim::Timer slice_timer;      // 7.0: per-CPU slice extension timer (hrtick for RFC/2023)
 };
 
 enum : unsigned {
@@ -395,9 +407,12 @@ struct dl_server {
   sim::Timer timer;            // dl_se->dl_timer: zero-laxity instant or replenishment
 };
 
-struct rq {
-  // Fields are ordered hot first (the event paths read cpu, k, curr, ex and cfs), so a
-  // 384-CPU run touches few cache lines per rq; rt's priority array is cold for fair work.
+struct alignas(64) rq {
+  // Every CPU's rq starts a cache line (Linux's runqueues are ____cacheline_aligned per CPU)
+  // and its fields are ordered by use: on a wide machine an event finds its CPU's rq cold in
+  // the cache, so what the tick, the switch and the kernel entry and exit touch (the scalars
+  // below, cfs, ex, the fair server's state, rt's counts and softirq's) is packed into the
+  // first lines (rt's queues apart), and the idle and balancing state follows.
   int cpu = 0;
   int smt_sibling = -1;        // the other hardware thread of this core, or -1
   KernelImpl* k = nullptr;
@@ -408,10 +423,13 @@ struct rq {
   u64 clock = 0;               // rq_clock(): the engine's now at the last update
   u64 clock_task = 0;          // rq_clock_task(): clock less irq time (IRQ_TIME_ACCOUNTING)
   u64 prev_irq_time = 0;       // irq time already taken out of clock_task
-  cpu_exec ex;
-  cfs_rq cfs;
-  u64 nr_switches = 0;
   u64 next_balance = 0;        // jiffies
+  u64 nr_switches = 0;
+  cfs_rq cfs;
+  cpu_exec ex;
+  dl_server fair_server;
+  rt_rq rt;
+  softirq_cpu softirq;
   u64 avg_idle = 1000000;      // EWMA of idle durations, ns (2 x migration cost at boot)
   u64 idle_stamp = 0;
   // The dearest newly-idle balance pass (all its domains) seen, or the sum of the domains'
@@ -422,10 +440,7 @@ struct rq {
   bool active_balance = false; // an active balance is queued on this CPU's stopper
   int push_cpu = -1;           // where it pushes a task
   std::vector<sched_domain> sd;  // bottom-up
-  dl_server fair_server;
   sim::Rng sched_rnd_state;    // sched_rng(): this CPU's draws (NI_RANDOM)
-  rt_rq rt;
-  softirq_cpu softirq;
 };
 
 // ---- core.cc ----

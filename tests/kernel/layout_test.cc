@@ -1,0 +1,65 @@
+// Where the kernel's per-CPU and per-task state lies in memory (a wide machine's events each
+// find their CPU's rq and running task cold in the cache): every rq and task_struct starts a
+// cache line, and the tasks lie one after the other in the arena's blocks, in 2 MB huge-page
+// blocks on a machine whose rqs take huge pages.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <set>
+#include <vector>
+
+#include "kernel/kernel_impl.h"
+#include "tests/kernel/harness.h"
+
+namespace {
+
+uintptr_t addr(const void* p) { return reinterpret_cast<uintptr_t>(p); }
+
+TEST(Layout, EveryRqAndTaskStartsACacheLine) {
+  testing_support::Sim sim(testing_support::flat_machine(6));
+  for (int i = 0; i < 10; ++i)
+    sim.spawn(kernel::TaskAttr{}, [](user::Thread& t) -> user::Program { co_await t.compute(1000); });
+  sim.run(sim::kNsecPerMsec);
+  for (int cpu = 0; cpu < sim.k->nr_cpus(); ++cpu) {
+    EXPECT_EQ(addr(&sim.k->cpu_rq(cpu)) % 64, 0u) << "rq of CPU " << cpu;
+    EXPECT_EQ(addr(sim.k->cpu_rq(cpu).idle) % 64, 0u) << "idle task of CPU " << cpu;
+  }
+  for (const auto& p : sim.k->tasks()) EXPECT_EQ(addr(p.get()) % 64, 0u) << p->comm;
+}
+
+TEST(TaskArena, TasksLieOneAfterTheOtherInBlocksGrowingFrom64) {
+  kernel::TaskArena arena;
+  std::vector<kernel::TaskArena::Ptr> tasks;
+  for (int i = 0; i < 64 + 128 + 1; ++i) tasks.push_back(arena.alloc());
+  for (int i = 1; i < 64; ++i) EXPECT_EQ(tasks[i].get(), tasks[i - 1].get() + 1) << i;
+  for (int i = 65; i < 64 + 128; ++i) EXPECT_EQ(tasks[i].get(), tasks[i - 1].get() + 1) << i;
+  EXPECT_NE(tasks[64].get(), tasks[63].get() + 1) << "the second block starts after 64 tasks";
+  EXPECT_NE(tasks[192].get(), tasks[191].get() + 1) << "the third block starts after 128 more";
+  for (const auto& p : tasks) EXPECT_EQ(p->pid, 0) << "default-constructed";
+}
+
+TEST(TaskArena, AHugeArenaPlacesTasksIn2MbAlignedBlocks) {
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  constexpr size_t per_block = kHuge / sizeof(kernel::task_struct);
+  kernel::TaskArena arena;
+  arena.init(true);
+  std::vector<kernel::TaskArena::Ptr> tasks;
+  for (size_t i = 0; i < 2 * per_block + 1; ++i) tasks.push_back(arena.alloc());
+  std::set<uintptr_t> blocks;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    blocks.insert(addr(tasks[i].get()) / kHuge);
+    if (i % per_block == 0) EXPECT_EQ(addr(tasks[i].get()) % kHuge, 0u) << "block start " << i;
+    else EXPECT_EQ(tasks[i].get(), tasks[i - 1].get() + 1) << i;
+  }
+  EXPECT_EQ(blocks.size(), 3u);
+}
+
+// On a machine whose rqs fill huge pages (about 560 CPUs and more), the tasks, idle tasks
+// first, are in huge-page blocks from the first.
+TEST(TaskArena, AWideMachinesIdleTasksStartAHugePageBlock) {
+  testing_support::Sim wide(testing_support::flat_machine(1024));
+  EXPECT_EQ(addr(wide.k->cpu_rq(0).idle) % (uintptr_t{2} << 20), 0u);
+  EXPECT_EQ(wide.k->cpu_rq(1).idle, wide.k->cpu_rq(0).idle + 1);
+}
+
+}  // namespace
