@@ -15,11 +15,25 @@ int64_t round_half_away(double x) {
   return f >= 0.5 ? i + 1 : f <= -0.5 ? i - 1 : i;
 }
 
+int64_t round_exponential(double mean, double u) {
+  // 1 - u is exact (u is a multiple of 2^-53 in [0, 1)), and glibc's log() and log1p() are
+  // both within 1 ulp of ln(1 - u), so the two products are a few ulps of x apart. x is
+  // never negative (mean >= 0), so it rounds to i or i + 1 by which side of i + 0.5 it is
+  // on; 2^-40 of x (far more than those ulps) from that boundary, both products agree.
+  const double x = -mean * std::log(1.0 - u);
+  if (x < 0x1p36) {
+    const int64_t i = static_cast<int64_t>(x);
+    const double f = x - static_cast<double>(i);
+    if (std::fabs(f - 0.5) > x * 0x1p-40) return f > 0.5 ? i + 1 : i;
+  }
+  return round_half_away(-mean * std::log1p(-u));
+}
+
 int64_t Dist::sample(sim::Rng& rng) const {
   switch (kind) {
     case Const: return a;
     case Uniform: return uniform(rng);
-    case Exp: return round_half_away(rng.exponential(static_cast<double>(a)));
+    case Exp: return round_exponential(static_cast<double>(a), rng.uniform01());
     case Normal:
       return std::max<int64_t>(
           0, round_half_away(rng.normal(static_cast<double>(a), static_cast<double>(b))));
@@ -169,7 +183,7 @@ namespace {
 user::Program background_program(user::Thread& t, int64_t due, double mean_sleep_ns, int64_t run_ns) {
   for (;;) {
     co_await t.compute(run_ns);
-    due += std::max<int64_t>(1, round_half_away(t.rng().exponential(mean_sleep_ns)));
+    due += std::max<int64_t>(1, round_exponential(mean_sleep_ns, t.rng().uniform01()));
     if (due > t.now()) co_await t.sleep_until(due);
   }
 }
@@ -192,7 +206,7 @@ std::string spawn_background(kernel::Kernel& k, uint64_t seed) {
   for (int cpu = 0; cpu < k.nr_cpus(); ++cpu) {
     attr.cpus = {cpu};
     auto th = std::make_unique<user::Thread>(&k, sim::Rng(seed, 0x500000 + static_cast<uint64_t>(cpu)));
-    const int64_t first = std::max<int64_t>(1, round_half_away(th->rng().exponential(mean_sleep_ns)));
+    const int64_t first = std::max<int64_t>(1, round_exponential(mean_sleep_ns, th->rng().uniform01()));
     th->start(background_program(*th, first, mean_sleep_ns, c.background_run_ns));
     k.create_thread(tgid, attr, std::move(th), first);
   }

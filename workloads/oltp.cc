@@ -22,6 +22,7 @@ using Client = LockClient;
 
 struct Shared {
   std::vector<user::SpinLock> latches;
+  sim::UniformInt latch_draw;  // which latch a step takes: Rng::uniform_int(0, latches - 1)
   Dist think, work, cs, io;
   int steps = 0;
   double io_prob = 0;
@@ -31,13 +32,12 @@ struct Shared {
 
 user::Program oltp_client(user::Thread& t, Shared* s, Client* c) {
   c->init_ret = co_await c->ext.init(t);
-  const int64_t nlatches = static_cast<int64_t>(s->latches.size());
   for (;;) {
     co_await t.nanosleep(s->think.sample(t.rng()));  // the user's think time
     const int64_t begin = t.now();
     for (int step = 0; step < s->steps; ++step) {
       co_await t.compute(s->work.sample(t.rng()));
-      user::SpinLock* latch = &s->latches[static_cast<size_t>(t.rng().uniform_int(0, nlatches - 1))];
+      user::SpinLock* latch = &s->latches[static_cast<size_t>(s->latch_draw(t.rng()))];
       const int64_t start = t.now();
       co_await lock_extended(t, latch, &c->ext);
       s->acquire_ns.add(t.now() - start);
@@ -73,6 +73,7 @@ class Oltp : public Workload {
     if (steps < 1) return "steps: must be >= 1";
     if (!(io_prob >= 0 && io_prob <= 1)) return "io_prob: must be between 0 and 1";
     s_.latches = std::vector<user::SpinLock>(static_cast<size_t>(latches));
+    s_.latch_draw = sim::UniformInt(0, latches - 1);
     s_.steps = steps;
     s_.io_prob = io_prob;
     kernel::TaskAttr attr;

@@ -121,8 +121,9 @@ void nohz_idle_balance(struct rq* this_rq) {
   u64 next_balance = j + 60 * static_cast<u64>(k->cfg_.hz);
   bool has_blocked_load = false, update_next_balance = false;
   if (flags & NOHZ_STATS_KICK) k->nohz_has_blocked = false;
-  for (int i = 1; i <= n; ++i) {
-    const int c = (this_rq->cpu + i) % n;
+  // for_each_cpu_wrap(balance_cpu, nohz.idle_cpus_mask, this_cpu + 1): (this_cpu + i) % n,
+  // wrapped without a divide
+  for (int i = 1, c = this_rq->cpu + 1 == n ? 0 : this_rq->cpu + 1; i <= n; ++i, c = c + 1 == n ? 0 : c + 1) {
     if (!available_idle_cpu(k, c)) continue;
     if (!available_idle_cpu(k, this_rq->cpu) && test_tsk_need_resched(this_rq->curr)) {
       if (flags & NOHZ_STATS_KICK) k->nohz_has_blocked = true;  // abort: a later kick

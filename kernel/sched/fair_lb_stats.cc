@@ -246,47 +246,52 @@ int sched_balance_find_src_group(KernelImpl* k, lb_env* env) {
 }
 
 // sched_balance_find_src_rq(): the busiest runqueue of the group for the migration type.
+// The per-CPU figures are read from lb_view, the packed copy the group's sums were just
+// taken from (the same values as the rqs'), so only the chosen rq is touched.
 rq* sched_balance_find_src_rq(KernelImpl* k, const lb_env& env, int group) {
-  rq* busiest = nullptr;
+  int busiest = kNoCpu;
   unsigned long busiest_load = 0, busiest_util = 0;
   unsigned busiest_nr = 0;
   for (int c : env.sd->groups[static_cast<size_t>(group)]) {
-    rq* r = k->rq_of(c);
-    const unsigned nr_running = r->cfs.h_nr_runnable;
+    const lb_cpu& v = k->lb_view[c];
+#ifdef SCHEDLAB_CHECK_VIEWS
+    assert(v == lb_cpu_of(k->rq_of(c)) && "stale lb_view");
+#endif
+    const unsigned nr_running = v.h_nr_runnable;  // rq->cfs.h_nr_runnable
     if (!nr_running) continue;
     switch (env.type) {
       case migrate_load: {
-        const unsigned long load = cpu_load(r);
+        const unsigned long load = v.load;  // cpu_load()
         // One task, more than the imbalance: moving it would just move the imbalance
         // (check_cpu_capacity() is false: no capacity pressure here).
         if (nr_running == 1 && load > static_cast<unsigned long>(env.imbalance)) break;
         if (load > busiest_load) {  // max load / capacity; all capacities are equal here
           busiest_load = load;
-          busiest = r;
+          busiest = c;
         }
         break;
       }
       case migrate_util: {
         // cpu_util_cfs_boost(): utilisation, at least the runnable average.
-        const unsigned long util = std::min(std::max(cpu_util_cfs(r), cpu_runnable(r)), SCHED_CAPACITY_SCALE);
+        const unsigned long util = std::min(std::max(v.util, v.runnable), SCHED_CAPACITY_SCALE);
         if (nr_running <= 1) continue;
         if (busiest_util < util) {
           busiest_util = util;
-          busiest = r;
+          busiest = c;
         }
         break;
       }
       case migrate_task:
         if (busiest_nr < nr_running) {
           busiest_nr = nr_running;
-          busiest = r;
+          busiest = c;
         }
         break;
       case migrate_misfit:
         break;
     }
   }
-  return busiest;
+  return busiest == kNoCpu ? nullptr : k->rq_of(busiest);
 }
 
 }  // namespace kernel

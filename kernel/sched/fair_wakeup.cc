@@ -82,10 +82,11 @@ int select_idle_cpu(KernelImpl* k, task_struct* p, const sched_domain& llc, bool
     if (nr == 1) return kNoCpu;  // an overloaded LLC is unlikely to have an idle CPU
   }
   const int n = llc.span_weight;
-  const auto start = std::upper_bound(llc.span.begin(), llc.span.end(), target) - llc.span.begin();
+  const int start = static_cast<int>(std::upper_bound(llc.span.begin(), llc.span.end(), target) - llc.span.begin());
   int idle_cpu = kNoCpu;
-  for (int i = 0; i < n; ++i) {
-    const int cpu = llc.span[(start + i) % n];
+  // for_each_cpu_wrap(cpu, cpus, target + 1): span[(start + i) % n], wrapped without a divide
+  for (int i = 0, j = start == n ? 0 : start; i < n; ++i, j = j + 1 == n ? 0 : j + 1) {
+    const int cpu = llc.span[j];
     if (!task_allowed_on(p, cpu)) continue;  // the scan covers span & p->cpus_ptr
     if (has_idle_core) {
       if (core_is_idle(k, cpu)) return cpu;

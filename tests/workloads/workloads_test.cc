@@ -409,6 +409,30 @@ TEST(Dist, RoundHalfAwayEqualsLlroundBitForBit) {
   for (double x : xs) EXPECT_EQ(workloads::round_half_away(x), std::llround(x)) << x;
 }
 
+// The exponential draw computed mostly through log(1 - u) rounds as the log1p() formula it
+// replaces, for random draws and for u placed where x is within a few ulps of k + 0.5.
+TEST(Dist, RoundExponentialEqualsLog1pFormulaBitForBit) {
+  auto slow = [](double mean, double u) { return workloads::round_half_away(-mean * std::log1p(-u)); };
+  auto on_grid = [](double u) { return std::floor(u * 0x1p53) * 0x1p-53; };  // as uniform01()
+  sim::Rng rng(20, 1);
+  for (double mean : {0.0, 1.0, 3.7, 1e3, 5e4, 1e6, 1e9, 1e12}) {
+    for (int i = 0; i < 20000; ++i) {
+      const double u = rng.uniform01();
+      ASSERT_EQ(workloads::round_exponential(mean, u), slow(mean, u)) << mean << " " << u;
+    }
+    for (double k = 0.5; k < 1e6 && mean > 0; k = k * 1.7 + 1) {  // x near k + 0.5
+      const double c = on_grid(-std::expm1(-(std::floor(k) + 0.5) / mean));
+      for (int d = -4; d <= 4; ++d) {
+        const double u = c + d * 0x1p-53;
+        if (u < 0 || u >= 1) continue;
+        ASSERT_EQ(workloads::round_exponential(mean, u), slow(mean, u)) << mean << " " << u;
+      }
+    }
+  }
+  EXPECT_EQ(workloads::round_exponential(1e6, 0.0), 0);
+  EXPECT_EQ(workloads::round_exponential(1e6, 1 - 0x1p-53), slow(1e6, 1 - 0x1p-53));
+}
+
 namespace {
 
 // hogs_start: the hogs are forked before the workload's threads (the default, as schedlab
