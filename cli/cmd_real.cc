@@ -73,13 +73,13 @@ std::string sim_experiment_for(const real::Params& p, const real::RunResult& m, 
     sets.push_back("threads=" + std::to_string(p.threads));
     sets.push_back("locks=" + std::to_string(real::resolved_locks(p)));
     // The critical section is a count of loop iterations; the simulated one is a time: the
-    // run's own sections' CPU time (the mean of those sampled), else the count at the loop
-    // speed the runner measured before its run (the host profile's cs_loop_3m_ns without
+    // run's own sections (the mean of the sampled holds not preempted), else the count at the
+    // loop speed the runner measured before its run (the host profile's cs_loop_3m_ns without
     // either). On a shared guest the loop's speed changes by up to 2x from one second to the
     // next, so the run's own sections are the better measure.
     const double per_iter = m.ns_per_iteration > 0 ? m.ns_per_iteration
                                                    : static_cast<double>(host.cs_loop_3m_ns) / 3e6;
-    const double held = m.section_cpu_ns();
+    const double held = m.section_ns();
     const double ns = held > 0 ? held : static_cast<double>(p.cs_iterations) * per_iter;
     // (At least 1 ns: the simulator reads cs=0 as "the machine's default section".)
     sets.push_back("cs=" + std::to_string(std::max<long long>(1, std::llround(ns))) + "ns");
@@ -88,9 +88,9 @@ std::string sim_experiment_for(const real::Params& p, const real::RunResult& m, 
     sets.push_back("clients=" + std::to_string(p.clients));
     sets.push_back("locks=" + std::to_string(real::resolved_locks(p)));
     // Query and section were converted to loop iterations at the speed measured before the
-    // run; they took what the run's own sections show (the mean CPU time of those sampled),
+    // run; they took what the run's own sections show (the mean of the sampled holds not preempted),
     // both scaled alike.
-    const double held = m.section_cpu_ns();
+    const double held = m.section_ns();
     const double scale = held > 0 && p.cs_ns > 0 ? held / static_cast<double>(p.cs_ns) : 1.0;
     const auto scaled = [scale](int64_t ns) { return std::max<long long>(1, std::llround(static_cast<double>(ns) * scale)); };
     sets.push_back("query=" + std::to_string(scaled(p.query_ns)) + "ns");
@@ -143,11 +143,11 @@ int compare_real_with_sim(const real::Params& p, const real::RunResult& m) {
   for (const std::string& a : sets) cmd += " --set " + a;
   cmd += duration_arg(e.duration_ns);
   std::cout << "  (" << cmd << ")\n";
-  if (const double held = m.section_cpu_ns(); held > 0) {
+  if (const double held = m.section_ns(); held > 0) {
     const double planned = p.workload == real::Workload::kExtendSched2
                                ? static_cast<double>(p.cs_iterations) * m.ns_per_iteration
                                : static_cast<double>(p.cs_ns);
-    std::cout << fmt::format("  (critical section {:.1f} us of CPU in this run, the mean of those sampled; "
+    std::cout << fmt::format("  (critical section {:.1f} us in this run, the mean of the sampled holds not preempted; "
                              "{:.1f} us at the loop speed measured before it)\n",
                              held / 1e3, planned / 1e3);
   }

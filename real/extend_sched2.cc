@@ -49,7 +49,7 @@ bool grab_lock(Object* obj, ThreadStats* st, Window* w) {
 
 void worker(const Params* p, Object* obj, ThreadStats* st, Window* w) {
   st->backend = setup_worker(*p);
-  st->section_cpu_ns.reserve(SectionClock::kSamples);
+  st->hold_samples_ns.reserve(kHoldSamples);
   w->arrive_and_wait();
   while (!obj->done.load(std::memory_order_relaxed)) {
     const int64_t first_attempt = now_ns();
@@ -67,13 +67,12 @@ void worker(const Params* p, Object* obj, ThreadStats* st, Window* w) {
     obj->last.record(st);
     const uint64_t mine = obj->x.load(std::memory_order_relaxed) + 1;
     obj->x.store(mine, std::memory_order_relaxed);
-    SectionClock clock;
-    clock.begin(*st);
     busy_iterations(p->cs_iterations);
-    clock.end(st);
     obj->lock.store(0, std::memory_order_release);
     if (slice_release()) ++st->dlygrnt;  // granted: the CPU was given back already
-    record(now_ns() - taken, st->count, &st->total_ns, &st->max_ns, &st->min_ns);
+    const int64_t hold = now_ns() - taken;
+    sample_hold(st, hold);
+    record(hold, st->count, &st->total_ns, &st->max_ns, &st->min_ns);
     ++st->count;
     // "Let someone else have a turn": wait until another thread has taken the lock.
     for (uint32_t turn = 1; obj->x.load(std::memory_order_relaxed) == mine &&
@@ -96,7 +95,6 @@ std::string run_extend_sched2(const Params& p, Backend backend, RunResult* out) 
     out->notices.push_back("extend-sched2: nobj = cpus / 10 = 0 would divide by zero in the "
                            "original; using 1 lock object");
   out->ns_per_iteration = measure_ns_per_iteration();
-  out->thread_clock_ns = measure_thread_clock_ns();
   out->cpus_conf = sysconf(_SC_NPROCESSORS_CONF);
   char line[256];
   std::snprintf(line, sizeof(line),

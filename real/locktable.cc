@@ -42,7 +42,7 @@ bool take(TableLock* table_lock, const std::atomic<bool>* stop, Window* w) {
 void client(const Params* p, Work work, TableLock* table_lock, const std::atomic<bool>* stop,
             ThreadStats* st, Window* w) {
   st->backend = setup_worker(*p);
-  st->section_cpu_ns.reserve(SectionClock::kSamples);
+  st->hold_samples_ns.reserve(kHoldSamples);
   w->arrive_and_wait();
   while (!stop->load(std::memory_order_relaxed)) {
     busy_iterations(work.query_iterations);  // the query, outside the lock
@@ -53,12 +53,11 @@ void client(const Params* p, Work work, TableLock* table_lock, const std::atomic
     record(taken - first_attempt, st->count, &st->wait_total_ns, &st->wait_max_ns,
            &st->wait_min_ns);
     table_lock->last.record(st);
-    SectionClock clock;
-    clock.begin(*st);
     busy_iterations(work.cs_iterations);
-    clock.end(st);
     table_lock->lock.unlock();  // releases the request, yields if it was granted
-    record(now_ns() - taken, st->count, &st->total_ns, &st->max_ns, &st->min_ns);
+    const int64_t hold = now_ns() - taken;
+    sample_hold(st, hold);
+    record(hold, st->count, &st->total_ns, &st->max_ns, &st->min_ns);
     ++st->count;
   }
   st->slice = thread_counters();
@@ -70,7 +69,6 @@ void client(const Params* p, Work work, TableLock* table_lock, const std::atomic
 std::string run_locktable(const Params& p, Backend backend, RunResult* out) {
   const int nlocks = out->nobj;
   out->ns_per_iteration = measure_ns_per_iteration();
-  out->thread_clock_ns = measure_thread_clock_ns();
   // Work is a number of loop iterations, not a deadline: a preempted holder must still do the
   // whole critical section when it runs again, as real work would.
   const Work work{std::llround(static_cast<double>(p.query_ns) / out->ns_per_iteration),

@@ -249,15 +249,21 @@ double RunResult::same_cpu_handoff_share() const {
   return h ? static_cast<double>(same) / static_cast<double>(h) : 0;
 }
 
-double RunResult::section_cpu_ns() const {
+double RunResult::section_ns() const {
+  std::vector<int64_t> all;
+  for (const ThreadStats& t : threads) all.insert(all.end(), t.hold_samples_ns.begin(), t.hold_samples_ns.end());
+  if (all.empty()) return 0;
+  const auto mid = all.begin() + static_cast<std::ptrdiff_t>(all.size() / 2);
+  std::nth_element(all.begin(), mid, all.end());
+  const int64_t limit = 2 * *mid;  // a preempted holder is off the CPU for a slice or more
   double sum = 0;
   size_t n = 0;
-  for (const ThreadStats& t : threads) {
-    for (int64_t ns : t.section_cpu_ns) sum += static_cast<double>(ns);
-    n += t.section_cpu_ns.size();
-  }
-  if (n == 0) return 0;
-  return std::max(1.0, sum / static_cast<double>(n) - static_cast<double>(thread_clock_ns));
+  for (int64_t ns : all)
+    if (ns <= limit) {
+      sum += static_cast<double>(ns);
+      ++n;
+    }
+  return sum / static_cast<double>(n);
 }
 
 double RunResult::executions_per_s() const {

@@ -83,9 +83,8 @@ struct ThreadStats {
   // them began on the CPU that one ran on (sched_getcpu() with the lock held).
   uint64_t handoffs = 0;
   uint64_t same_cpu_handoffs = 0;
-  // CPU time (CLOCK_THREAD_CPUTIME_ID) of every 8th critical section, up to 4096: its
-  // length at the speed the machine gave it, without the time it was preempted.
-  std::vector<int64_t> section_cpu_ns;
+  // The hold time of every 8th critical section (the 1st, 9th, ...), up to 4096.
+  std::vector<int64_t> hold_samples_ns;
   Counters slice;        // the library's counters of this thread
   Backend backend = Backend::kNone;
 };
@@ -100,7 +99,6 @@ struct RunResult {
   double setup_s = 0;                 // creating the threads, before the window
   int late_starts = 0;                // threads that began after the window had opened
   double ns_per_iteration = 0;        // the busy loop's speed, measured before the run
-  int64_t thread_clock_ns = 0;        // what reading the thread CPU clock adds to a sample
   std::vector<ThreadStats> threads;   // workers (extend-sched2) or clients (locktable)
   uint64_t runs = 0;                  // extend-sched2: sum of x; locktable: executions
   int64_t total_wait_ns = 0;
@@ -115,12 +113,12 @@ struct RunResult {
   // Of the critical sections that followed another on the same lock, the share that began
   // on that one's CPU: 1 when the threads of a lock share a CPU, near 0 when each has its own.
   double same_cpu_handoff_share() const;
-  // The critical section's CPU time in this run: the mean of the sampled sections'
-  // (ThreadStats::section_cpu_ns) less thread_clock_ns; 0 if none. Its loop iterations take
-  // what the machine gives them at the time, which on a shared guest varies by 2x within a
-  // run and can be half the speed measured before it (docs/calibration.md). The mean, not
-  // the median: throughput follows the total work.
-  double section_cpu_ns() const;
+  // The critical section's length in this run: the mean of the sampled holds (ThreadStats::
+  // hold_samples_ns) that were not preempted, i.e. at most twice the median of them all; 0 if
+  // none. Its loop iterations take what the machine gives them at the time, which on a shared
+  // guest varies by 2x within a run and can be half the speed measured before it
+  // (docs/calibration.md). The mean, not the median: throughput follows the total work.
+  double section_ns() const;
 };
 
 // Runs the workload. "" on success; else an error (bad parameters, backend unavailable, a

@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <string>
 #include <thread>
-#include <time.h>
 #include <vector>
 
 #include "real/runner.h"
@@ -21,37 +20,18 @@ inline int64_t now_ns() {
       .count();
 }
 
-// The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID): what it ran, not what it waited.
-inline int64_t thread_cpu_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+// Keeps the hold time of every kSampleEvery-th critical section of a thread in
+// ThreadStats::hold_samples_ns, whose capacity is reserved before the run (no allocation in
+// the measured loop; sampling stops when it is full). The hold is timed with the clock the
+// run reads anyway (vDSO, no system call): reading the thread's CPU clock inside the section
+// would be a system call that runs update_curr() and so preempts a holder whose slice ended
+// since the last tick, a lock-holder preemption the workload itself does not have.
+inline constexpr uint64_t kHoldSampleEvery = 8;
+inline constexpr size_t kHoldSamples = 4096;
+inline void sample_hold(ThreadStats* st, int64_t hold_ns) {
+  if (st->count % kHoldSampleEvery == 0 && st->hold_samples_ns.size() < st->hold_samples_ns.capacity())
+    st->hold_samples_ns.push_back(hold_ns);
 }
-
-// What a thread_cpu_ns() reading adds to the interval it ends: the least of a few
-// back-to-back pairs (about a microsecond in a KVM guest, where it is a system call).
-inline int64_t measure_thread_clock_ns() {
-  int64_t best = INT64_MAX;
-  for (int i = 0; i < 50; ++i) {
-    const int64_t t0 = thread_cpu_ns();
-    best = std::min(best, thread_cpu_ns() - t0);
-  }
-  return best;
-}
-
-// Samples the CPU time of every kSampleEvery-th critical section of a thread into
-// ThreadStats::section_cpu_ns, whose capacity is reserved before the run (no allocation in
-// the measured loop; sampling stops when it is full).
-struct SectionClock {
-  static constexpr uint64_t kSampleEvery = 8;
-  static constexpr size_t kSamples = 4096;
-  int64_t start = -1;
-  void begin(const ThreadStats& st) { start = st.count % kSampleEvery == 0 ? thread_cpu_ns() : -1; }
-  void end(ThreadStats* st) const {
-    if (start >= 0 && st->section_cpu_ns.size() < st->section_cpu_ns.capacity())
-      st->section_cpu_ns.push_back(thread_cpu_ns() - start);
-  }
-};
 
 // The extend-sched2 critical section: the original's empty `for` loop compiled without
 // optimisation. A volatile counter keeps each iteration a store and a load (as at -O0), so
