@@ -488,7 +488,7 @@ std::string match_runner_weight(const std::string& dir) {
   };
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the runner
   if (getppid() != parent) _exit(0);
-  // The runner's autogroup nice: the new session's group gets the same, so the two groups
+  // The runner's autogroup nice: the group of the new session gets the same, so the two groups
   // weigh the same, as two sessions started alike do.
   const int group_nice = own_autogroup_nice();
   if (setsid() < 0) {
