@@ -57,7 +57,10 @@ TEST(RtAppLog, LogsAreSummarisedPerTaskOverItsThreads) {
 
 std::string tiny_file() {
   // No duration and a calibration number: rt-app ends when its tasks have looped (0.2 s).
-  const std::string path = ::testing::TempDir() + "rt_app_tiny.json";
+  // One file per test: ctest runs the tests of this file side by side, and one test's
+  // rewrite would truncate the file another is reading.
+  const std::string path = ::testing::TempDir() + "rt_app_tiny_" +
+                           ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".json";
   std::ofstream(path) << R"({ /* two periodic threads and a sleeper */
     "global": {"duration": -1, "calibration": 50, "logdir": "./", "log_basename": "elsewhere"},
     "tasks": {
