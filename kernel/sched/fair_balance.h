@@ -13,18 +13,9 @@ namespace kernel {
 inline constexpr int kNoCpu = -1;
 
 // sd_llc: the CPU's highest domain sharing its last-level cache.
-inline const sched_domain* sd_llc(KernelImpl* k, int cpu) {
-  const rq* rq = k->rq_of(cpu);
-  const sched_domain* llc = nullptr;
-  for (const sched_domain& sd : rq->sd)
-    if (sd.share_llc) llc = &sd;
-  return llc;
-}
+inline const sched_domain* sd_llc(KernelImpl* k, int cpu) { return k->rq_of(cpu)->sd_llc; }
 
-inline int llc_size(KernelImpl* k, int cpu) {
-  const sched_domain* sd = sd_llc(k, cpu);
-  return sd ? sd->span_weight : 1;
-}
+inline int llc_size(KernelImpl* k, int cpu) { return k->rq_of(cpu)->sd_llc_size; }
 
 inline bool core_is_idle(KernelImpl* k, int cpu) {
   const int sib = k->rq_of(cpu)->smt_sibling;

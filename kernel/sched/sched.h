@@ -440,6 +440,10 @@ struct alignas(64) rq {
   bool active_balance = false; // an active balance is queued on this CPU's stopper
   int push_cpu = -1;           // where it pushes a task
   std::vector<sched_domain> sd;  // bottom-up
+  // Linux's per-CPU sd_llc and sd_llc_size (update_top_cache_domain()): the highest domain
+  // of sd sharing the LLC (nullptr: none) and its span's size (1 without one).
+  const sched_domain* sd_llc = nullptr;
+  int sd_llc_size = 1;
   sim::Rng sched_rnd_state;    // sched_rng(): this CPU's draws (NI_RANDOM)
 };
 

@@ -218,6 +218,15 @@ void build_sched_domains(KernelImpl* k) {
         sd.imb_numa_nr = imb * std::max(1, sd.span_weight / imb_span);
       }
     }
+    // update_top_cache_domain(): the highest domain sharing the LLC and its size, kept per
+    // CPU so that wakeups do not walk the domains for them.
+    rq->sd_llc = nullptr;
+    rq->sd_llc_size = 1;
+    for (const sched_domain& sd : rq->sd)
+      if (sd.share_llc) {
+        rq->sd_llc = &sd;
+        rq->sd_llc_size = sd.span_weight;
+      }
   }
 }
 

@@ -44,6 +44,12 @@ void check_domains(const kernel::KernelImpl& k, size_t* checked) {
   std::vector<int> seen(static_cast<size_t>(n), -1);  // per CPU: the last (cpu, level) that met it
   for (int cpu = 0; cpu < n; cpu += stride) {
     const auto& sds = k.cpu_rq(cpu).sd;
+    // The CPU's sd_llc (update_top_cache_domain()) is its highest domain sharing the LLC.
+    const kernel::sched_domain* llc = nullptr;
+    for (const kernel::sched_domain& sd : sds)
+      if (sd.share_llc) llc = &sd;
+    EXPECT_EQ(k.cpu_rq(cpu).sd_llc, llc) << "cpu " << cpu;
+    EXPECT_EQ(k.cpu_rq(cpu).sd_llc_size, llc ? llc->span_weight : 1) << "cpu " << cpu;
     for (size_t l = 0; l < sds.size(); ++l) {
       const kernel::sched_domain& sd = sds[l];
       const std::string where = "cpu " + std::to_string(cpu) + " level " + sd.name;
