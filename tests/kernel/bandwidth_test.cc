@@ -15,6 +15,7 @@
 #include "tests/kernel/harness.h"
 #include "user/sync.h"
 
+using group_support::hog;
 using group_support::in_group;
 using group_support::kVersions;
 using testing_support::Sim;
@@ -24,10 +25,6 @@ namespace {
 
 constexpr sim::Time kMs = sim::kNsecPerMsec;
 constexpr sim::Time kSec = sim::kNsecPerSec;
-
-user::Program hog(user::Thread& t) {
-  for (;;) co_await t.compute(1000000000);
-}
 
 }  // namespace
 

@@ -13,6 +13,7 @@
 #include "tests/kernel/group_support.h"
 #include "tests/kernel/harness.h"
 
+using group_support::hog;
 using group_support::in_group;
 using group_support::kVersions;
 using group_support::run_share;
@@ -22,10 +23,6 @@ using testing_support::flat_machine;
 namespace {
 
 constexpr sim::Time kSec = sim::kNsecPerSec;
-
-user::Program hog(user::Thread& t) {
-  for (;;) co_await t.compute(1000000000);
-}
 
 // Runs 1-200 us, sleeps 1-300 us: many wakeups, and balancing between them.
 user::Program sleeper(user::Thread& t) {

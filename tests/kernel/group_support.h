@@ -1,5 +1,6 @@
 // Helpers the task-group tests share (group, cgroup and bandwidth tests): a task's attributes
-// in a group, the share of the elapsed time a task ran, and the kernel versions they cover.
+// in a group, an always-running program, the share of the elapsed time a task ran, and the
+// kernel versions they cover.
 #pragma once
 #include "tests/kernel/harness.h"
 
@@ -12,6 +13,11 @@ inline kernel::TaskAttr in_group(int group, int cpu = -1, int nice = 0) {
   a.nice = nice;
   if (cpu >= 0) a.cpus = {cpu};
   return a;
+}
+
+// A thread that computes forever.
+inline user::Program hog(user::Thread& t) {
+  for (;;) co_await t.compute(1000000000);
 }
 
 inline double run_share(const testing_support::Sim& s, int pid, sim::Time elapsed) {

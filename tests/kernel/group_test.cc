@@ -11,6 +11,7 @@
 #include "tests/kernel/group_support.h"
 #include "tests/kernel/harness.h"
 
+using group_support::hog;
 using group_support::in_group;
 using group_support::kVersions;
 using group_support::run_share;
@@ -20,10 +21,6 @@ using testing_support::flat_machine;
 namespace {
 
 constexpr sim::Time kSec = sim::kNsecPerSec;
-
-user::Program hog(user::Thread& t) {
-  for (;;) co_await t.compute(1000000000);
-}
 
 }  // namespace
 
