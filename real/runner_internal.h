@@ -2,7 +2,6 @@
 // backend setup). Internal to schedlab_real: not installed, not for callers of runner.h.
 #pragma once
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -20,7 +19,7 @@ inline int64_t now_ns() {
       .count();
 }
 
-// Keeps the hold time of every kSampleEvery-th critical section of a thread in
+// Keeps the hold time of every kHoldSampleEvery-th critical section of a thread in
 // ThreadStats::hold_samples_ns, whose capacity is reserved before the run (no allocation in
 // the measured loop; sampling stops when it is full). The hold is timed with the clock the
 // run reads anyway (vDSO, no system call): reading the thread's CPU clock inside the section
