@@ -64,6 +64,9 @@ void KernelImpl::restrict_to_cpuset(task_struct* p) const {
   const task_group* tg = p->sched_task_group;
   if (!tg) return;  // the root cpuset: every CPU
   const std::vector<uint8_t>& eff = tg->effective_cpus;
+  // A cpuset of every CPU (an autogroup's, the default) leaves a non-empty mask as it is; the
+  // test is a byte scan where the loops below read a bit at a time.
+  if (p->nr_cpus_allowed > 0 && std::find(eff.begin(), eff.end(), 0) == eff.end()) return;
   bool any = false;
   for (size_t c = 0; c < eff.size(); ++c) any |= p->cpus_mask[c] && eff[c];
   for (size_t c = 0; c < eff.size(); ++c) p->cpus_mask[c] = any ? (p->cpus_mask[c] && eff[c]) : eff[c];

@@ -262,9 +262,15 @@ TaskArena::Ptr KernelImpl::alloc_task(int tgid, const TaskAttr& attr) {
   p->rt_priority = rt_policy(attr.policy) ? attr.rt_priority : 0;
   p->prio = rt_policy(attr.policy) ? MAX_RT_PRIO - 1 - attr.rt_priority : DEFAULT_PRIO + p->nice;
   p->sched_class = rt_policy(attr.policy) ? &rt_sched_class : &fair_sched_class;
-  p->cpus_mask.assign(nr_cpus(), attr.cpus.empty() ? 1 : 0);
-  for (int c : attr.cpus) p->cpus_mask[c] = 1;
-  p->nr_cpus_allowed = static_cast<int>(std::count(p->cpus_mask.begin(), p->cpus_mask.end(), 1));
+  // Counted as the bits are set: a count over the whole mask per fork made creating a task on
+  // every CPU of a wide machine quadratic.
+  p->cpus_mask.assign(nr_cpus(), attr.cpus.empty());
+  p->nr_cpus_allowed = attr.cpus.empty() ? nr_cpus() : 0;
+  for (int c : attr.cpus)
+    if (!p->cpus_mask[c]) {
+      p->cpus_mask[c] = true;
+      p->nr_cpus_allowed++;
+    }
   if (const int group = attr.group ? attr.group : current_group_)
     p->sched_task_group = task_groups[static_cast<size_t>(group - 1)].get();
   else

@@ -54,6 +54,18 @@ bool mm_cid_init(KernelImpl* k, mm_struct* mm) {
   return true;
 }
 
+void mm_set_cpus_allowed(mm_struct* mm, const task_struct* t) {
+  mm_mm_cid& c = mm->cid;
+  // The union only grows: once it holds every CPU no mask adds one (and forking a thread on
+  // each CPU of a wide machine does not read a whole mask per fork).
+  if (static_cast<size_t>(c.nr_cpus_allowed) == c.cpus_allowed.size()) return;
+  for (size_t cpu = 0; cpu < t->cpus_mask.size(); ++cpu)
+    if (t->cpus_mask[cpu] && !c.cpus_allowed[cpu]) {
+      c.cpus_allowed[cpu] = 1;
+      c.nr_cpus_allowed++;
+    }
+}
+
 bool cidmask_test_and_set(mm_struct* mm, unsigned cid) {
   uint64_t& w = mm->cid.cidmask[cid / 64];
   const uint64_t bit = uint64_t{1} << (cid % 64);

@@ -167,6 +167,8 @@ const mm_cid_ops* mm_cid_select(const struct KernelConfig& cfg);
 // Sizes the mm's state for the machine on its first thread (not per event).
 // Returns true if it did (the first time).
 bool mm_cid_init(KernelImpl* k, mm_struct* mm);
+// mm_set_cpus_allowed() (6.13+): the mm's CPUs become the union of its own and t's mask.
+void mm_set_cpus_allowed(mm_struct* mm, const task_struct* t);
 bool cidmask_test_and_set(mm_struct* mm, unsigned cid);
 void cidmask_clear(mm_struct* mm, unsigned cid);
 // find_first_zero_bit() below `limit`; `limit` if none.

@@ -120,11 +120,7 @@ void lazy_mm_cid_fork(rq* rq, task_struct* t) {
   c.users++;  // mmget()
   // 6.13+ mm_set_cpus_allowed() (__do_set_cpus_allowed() of a thread that sets its
   // affinity; mm_init_cid() for the first): the union only grows.
-  for (size_t cpu = 0; cpu < t->cpus_mask.size(); ++cpu)
-    if (t->cpus_mask[cpu] && !c.cpus_allowed[cpu]) {
-      c.cpus_allowed[cpu] = 1;
-      c.nr_cpus_allowed++;
-    }
+  mm_set_cpus_allowed(mm, t);
   t->mm_cid = mm_cid_task{};
   t->mm_cid.active = true;
 }

@@ -194,11 +194,7 @@ void owner_fork(rq* rq, task_struct* t) {
   if (mm_cid_init(k, mm))
     for (mm_cid_pcpu& p : c.pcpu) p.cid = UNSET;
   c.users++;
-  for (size_t cpu = 0; cpu < t->cpus_mask.size(); ++cpu)
-    if (t->cpus_mask[cpu] && !c.cpus_allowed[cpu]) {
-      c.cpus_allowed[cpu] = 1;
-      c.nr_cpus_allowed++;
-    }
+  mm_set_cpus_allowed(mm, t);
   t->mm_cid = mm_cid_task{};
   t->mm_cid.cid = static_cast<int>(UNSET);
   t->mm_cid.active = true;
