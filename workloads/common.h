@@ -39,6 +39,10 @@ int64_t round_half_away(double x);
 // [0, 1) a multiple of 2^-53 (as uniform01() makes). Mostly computed with log(1 - u), about
 // twice as fast as log1p() (every think time and compute step draws one).
 int64_t round_exponential(double mean, double u);
+// ln(y) for y in [2^-53, 31/32], a multiple of 2^-53, within 2^-46 of it relatively (below
+// glibc's log(): no call, no errno, a 128-entry table and a degree-6 polynomial). What
+// round_exponential() computes its first x with for u >= 1/32.
+double log_below_one(double y);
 
 std::string parse_dist(const std::string& param, const std::string& spec, Dist* out);
 
