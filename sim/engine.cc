@@ -68,17 +68,9 @@ void Engine::cancel(Timer* t) {
   ++stale_;
 }
 
-// The earliest time in a bucket of more than one entry.
-__attribute__((noinline)) Time Engine::least_of(const List& src, int level, int digit) const {
-  if (level == 0) return (last_ & ~static_cast<Time>(kDigits - 1)) | digit;  // one time
-  Time least = entries_[src.head].when;
-  for (uint32_t i = entries_[src.head].next; i != kNil; i = entries_[i].next)
-    least = std::min(least, entries_[i].when);
-  return least;
-}
-
-// Every entry of the bucket agrees with last_ (now its least time) above digit `level`, so
-// each moves to a lower level or to now_q_ (those at last_), in the order they were queued.
+// Every entry of the bucket agrees with last_ (now the bucket's least possible time, at or
+// below every entry) above digit `level`, so each moves to a lower level or to now_q_ (those
+// at last_), in the order they were queued.
 __attribute__((noinline)) void Engine::relink(List* src) {
   uint32_t i = src->head;
   *src = List{};
@@ -90,29 +82,37 @@ __attribute__((noinline)) void Engine::relink(List* src) {
 }
 
 inline bool Engine::settle(Time end) {
-  if (!now_q_.empty()) return last_ <= end;
-  if (level_mask_ == 0) return false;
-  const int level = __builtin_ctz(level_mask_);
-  const int word = __builtin_ctz(word_mask_[level]);
-  const int digit = word * 64 + __builtin_ctzll(digit_mask_[level][word]);
-  List& src = buckets_[level][digit];
-  // One entry (the common case near the front) needs no scan.
-  const bool one = src.head == src.tail;
-  const Time least = one ? entries_[src.head].when : least_of(src, level, digit);
-  if (least > end) return false;
-  last_ = least;
-  digit_mask_[level][word] &= ~(uint64_t{1} << (digit % 64));
-  if (digit_mask_[level][word] == 0) {
-    word_mask_[level] &= ~(1u << word);
-    if (word_mask_[level] == 0) level_mask_ &= ~(1u << level);
-  }
-  if (one) {  // the one entry is the least: straight to now_q_
-    now_q_ = src;
-    src = List{};
-  } else {
+  for (;;) {
+    if (!now_q_.empty()) return last_ <= end;
+    if (level_mask_ == 0) return false;
+    const int level = __builtin_ctz(level_mask_);
+    const int word = __builtin_ctz(word_mask_[level]);
+    const int digit = word * 64 + __builtin_ctzll(digit_mask_[level][word]);
+    List& src = buckets_[level][digit];
+    // One entry (the common case near the front) is the least: its time. Otherwise the
+    // bucket's lower edge: last_'s digits above `level`, `digit` there, zeros below; a
+    // level-0 bucket holds that one time. (No scan for the least entry: relinking
+    // against the edge moves each entry down a level at least.)
+    const bool one = src.head == src.tail;
+    const int shift = level * kDigitBits;
+    const Time edge = static_cast<Time>(
+        (static_cast<uint64_t>(last_) & (~uint64_t{0} << shift << kDigitBits)) |
+        (static_cast<uint64_t>(digit) << shift));
+    const Time least = one ? entries_[src.head].when : edge;
+    if (least > end) return false;
+    last_ = least;
+    digit_mask_[level][word] &= ~(uint64_t{1} << (digit % 64));
+    if (digit_mask_[level][word] == 0) {
+      word_mask_[level] &= ~(1u << word);
+      if (word_mask_[level] == 0) level_mask_ &= ~(1u << level);
+    }
+    if (one || level == 0) {  // every entry is at last_: straight to now_q_
+      now_q_ = src;
+      src = List{};
+      return true;
+    }
     relink(&src);
   }
-  return true;
 }
 
 // Drops stale entries once they outnumber live ones. Each list keeps its order, so the

@@ -70,13 +70,15 @@ class Engine {
   };
   // The queue is a multi-level radix heap, in effect a hierarchical timing wheel that
   // never cascades on a clock: simulated time never goes back, so an entry can be filed by
-  // where its time first differs from `last_`, the time of the last entry taken off. Times
-  // are read as 8-bit digits. `now_q_` holds the entries at exactly `last_`; bucket [l][d]
+  // where its time first differs from `last_`, a lower bound of every queued time (the time
+  // of the last entry taken off, or the lower edge of the last bucket emptied). Times are
+  // read as 8-bit digits. `now_q_` holds the entries at exactly `last_`; bucket [l][d]
   // those whose highest digit differing from `last_` is digit l and is d there. Every entry
   // of a lower level, and of a lower digit within a level, is earlier than every entry of a
-  // higher one. Taking the least entry relinks the first non-empty bucket into lower ones
-  // (an entry moves at most once per level below its own: three times for 16 ms ahead,
-  // usually fewer). Lists stay in sequence order (appends come in sequence order, and a
+  // higher one. Taking the least entry empties the first non-empty bucket: one entry (or a
+  // level-0 bucket, all of one time) goes to now_q_; more are relinked into lower ones
+  // against the bucket's lower edge (an entry moves at most once per level below its own:
+  // three times for 16 ms ahead, usually fewer). Lists stay in sequence order (appends come in sequence order, and a
   // bucket is refilled only when it and every lower one are empty), so equal times keep
   // insertion order. Entries live in one pool with a free list, so the queue allocates
   // only when it grows past its peak.
@@ -108,7 +110,6 @@ class Engine {
   // Makes now_q_ hold the earliest entries, unless the queue is empty or they are due
   // after `end` (then returns false and changes nothing).
   bool settle(Time end);
-  Time least_of(const List& src, int level, int digit) const;
   void relink(List* src);
   void compact();
   // Starts loading the timer of a likely next event (the head of the first non-empty
@@ -131,7 +132,7 @@ class Engine {
   uint64_t skipped_ = 0;
   size_t stale_ = 0;  // entries whose timer was re-armed or cancelled since
   bool stopped_ = false;
-  Time last_ = 0;           // time of the last entry taken off; <= every queued time
+  Time last_ = 0;           // <= every queued time (see above)
   size_t size_ = 0;         // entries queued
   List now_q_;              // entries at last_, in sequence order
   // Which buckets have entries: bit d%64 of digit_mask_[l][d/64] for bucket [l][d], with
