@@ -25,19 +25,12 @@ inline void Engine::place(uint32_t i) {
   level_mask_ |= 1u << level;
 }
 
-__attribute__((noinline, cold)) void Engine::add_timer(Timer* t) {
-  t->id = static_cast<uint32_t>(timers_.size());
-  assert(t->id < (1u << kIdBits) && "too many timers");
-  timers_.push_back(t);
-}
-
 __attribute__((noinline, cold)) uint32_t Engine::grow_pool() {
   entries_.push_back(Entry{});
   return static_cast<uint32_t>(entries_.size() - 1);
 }
 
 void Engine::enqueue(Timer* t, Time when) {
-  if (__builtin_expect(t->id == 0, 0)) add_timer(t);
   t->qseq = seq_++;
   uint32_t i = free_;
   if (__builtin_expect(i != kNil, 1))
@@ -45,7 +38,8 @@ void Engine::enqueue(Timer* t, Time when) {
   else
     i = grow_pool();
   entries_[i].when = when;
-  entries_[i].key = t->qseq << kIdBits | t->id;
+  entries_[i].seq = t->qseq;
+  entries_[i].timer = t;
   place(i);
   ++size_;
 }

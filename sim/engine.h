@@ -25,7 +25,6 @@ struct Timer {
   uint32_t arg = 0;      // free for the owner (e.g. a CPU number)
   bool armed = false;    // valid iff an entry with sequence `qseq` is queued
   Time expires = 0;      // valid iff armed
-  uint32_t id = 0;       // the engine's index of this timer (0 = not yet seen)
   uint64_t qseq = 0;     // sequence number of the live queue entry
 };
 
@@ -54,13 +53,14 @@ class Engine {
   size_t queued() const { return size_; }
 
  private:
-  // A queued arming of a timer: its time and (insertion sequence << kIdBits | timer id),
-  // linked into one list of the queue. Equal times fire in sequence order.
-  static constexpr int kIdBits = 22;
+  // A queued arming of a timer: its time, insertion sequence and timer, linked into one
+  // list of the queue. Equal times fire in sequence order. 32 bytes, aligned: an entry never
+  // straddles two cache lines, and its timer is one load away (no table of timers).
   static constexpr uint32_t kNil = UINT32_MAX;
-  struct Entry {
+  struct alignas(32) Entry {
     Time when;
-    uint64_t key;
+    uint64_t seq;
+    Timer* timer;
     uint32_t next;  // index of the next entry of the same list, or kNil
   };
   // A FIFO list of entries, by index into entries_.
@@ -87,15 +87,14 @@ class Engine {
   static constexpr int kWords = kDigits / 64;                          // of a digit mask
   static constexpr int kLevels = (63 + kDigitBits - 1) / kDigitBits;  // times are >= 0
   static_assert(kDigits >= 64 && kWords <= 32 && kLevels <= 32, "masks are 64/32 bits wide");
-  Timer* timer_of(const Entry& e) const { return timers_[e.key & ((1u << kIdBits) - 1)]; }
-  static uint64_t seq_of(const Entry& e) { return e.key >> kIdBits; }
+  static Timer* timer_of(const Entry& e) { return e.timer; }
+  static uint64_t seq_of(const Entry& e) { return e.seq; }
   bool live(const Entry& e) const {
     const Timer* t = timer_of(e);
     return t->armed && t->qseq == seq_of(e);
   }
   void enqueue(Timer* t, Time when);
-  // The rare paths of enqueue, out of line so the common one needs few registers.
-  void add_timer(Timer* t);
+  // The rare path of enqueue, out of line so the common one needs few registers.
   uint32_t grow_pool();
   void append(List* l, uint32_t i) {
     entries_[i].next = kNil;
@@ -143,7 +142,6 @@ class Engine {
   List buckets_[kLevels][kDigits];
   std::vector<Entry> entries_;  // the pool
   uint32_t free_ = kNil;        // free list through Entry::next
-  std::vector<Timer*> timers_{nullptr};  // by id; id 0 unused
 };
 
 }  // namespace sim
