@@ -75,10 +75,16 @@ __attribute__((noinline)) void Engine::relink(List* src) {
   }
 }
 
-inline bool Engine::settle(Time end) {
+inline uint32_t Engine::take_least(Time end) {
   for (;;) {
-    if (!now_q_.empty()) return last_ <= end;
-    if (level_mask_ == 0) return false;
+    if (!now_q_.empty()) {
+      if (last_ > end) return kNil;
+      const uint32_t i = now_q_.head;
+      now_q_.head = entries_[i].next;
+      if (now_q_.head == kNil) now_q_.tail = kNil;
+      return i;
+    }
+    if (level_mask_ == 0) return kNil;
     const int level = __builtin_ctz(level_mask_);
     const int word = __builtin_ctz(word_mask_[level]);
     const int digit = word * 64 + __builtin_ctzll(digit_mask_[level][word]);
@@ -93,17 +99,22 @@ inline bool Engine::settle(Time end) {
         (static_cast<uint64_t>(last_) & (~uint64_t{0} << shift << kDigitBits)) |
         (static_cast<uint64_t>(digit) << shift));
     const Time least = one ? entries_[src.head].when : edge;
-    if (least > end) return false;
+    if (least > end) return kNil;
     last_ = least;
     digit_mask_[level][word] &= ~(uint64_t{1} << (digit % 64));
     if (digit_mask_[level][word] == 0) {
       word_mask_[level] &= ~(1u << word);
       if (word_mask_[level] == 0) level_mask_ &= ~(1u << level);
     }
-    if (one || level == 0) {  // every entry is at last_: straight to now_q_
+    if (one) {  // the entry itself, without passing through now_q_
+      const uint32_t i = src.head;
+      src = List{};
+      return i;
+    }
+    if (level == 0) {  // every entry is at last_: straight to now_q_
       now_q_ = src;
       src = List{};
-      return true;
+      continue;
     }
     relink(&src);
   }
@@ -147,11 +158,9 @@ bool Engine::run_until(Time end) {
   stopped_ = false;
   for (;;) {
     if (stale_ > 1024 && stale_ > size_ / 2) compact();
-    if (!settle(end)) break;
-    const uint32_t i = now_q_.head;
+    const uint32_t i = take_least(end);
+    if (i == kNil) break;
     const Entry e = entries_[i];
-    now_q_.head = e.next;
-    if (e.next == kNil) now_q_.tail = kNil;
     entries_[i].next = free_;
     free_ = i;
     --size_;

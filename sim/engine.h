@@ -106,9 +106,9 @@ class Engine {
   }
   // Files entry i by how its time differs from last_.
   void place(uint32_t i);
-  // Makes now_q_ hold the earliest entries, unless the queue is empty or they are due
-  // after `end` (then returns false and changes nothing).
-  bool settle(Time end);
+  // Takes the earliest entry off the queue and returns its index, or kNil if the queue is
+  // empty or its earliest entries are due after `end` (they stay queued).
+  uint32_t take_least(Time end);
   void relink(List* src);
   void compact();
   // Starts loading the timer of a likely next event (the head of the first non-empty
