@@ -25,19 +25,12 @@ inline void Engine::place(uint32_t i) {
   level_mask_ |= 1u << level;
 }
 
-__attribute__((noinline, cold)) void Engine::add_timer(Timer* t) {
-  t->id = static_cast<uint32_t>(timers_.size());
-  assert(t->id < (1u << kIdBits) && "too many timers");
-  timers_.push_back(t);
-}
-
 __attribute__((noinline, cold)) uint32_t Engine::grow_pool() {
   entries_.push_back(Entry{});
   return static_cast<uint32_t>(entries_.size() - 1);
 }
 
 void Engine::enqueue(Timer* t, Time when) {
-  if (__builtin_expect(t->id == 0, 0)) add_timer(t);
   t->qseq = seq_++;
   uint32_t i = free_;
   if (__builtin_expect(i != kNil, 1))
@@ -45,7 +38,8 @@ void Engine::enqueue(Timer* t, Time when) {
   else
     i = grow_pool();
   entries_[i].when = when;
-  entries_[i].key = t->qseq << kIdBits | t->id;
+  entries_[i].seq = t->qseq;
+  entries_[i].timer = t;
   place(i);
   ++size_;
 }
@@ -68,51 +62,65 @@ void Engine::cancel(Timer* t) {
   ++stale_;
 }
 
-// The earliest time in a bucket of more than one entry.
-__attribute__((noinline)) Time Engine::least_of(const List& src, int level, int digit) const {
-  if (level == 0) return (last_ & ~static_cast<Time>(kDigits - 1)) | digit;  // one time
-  Time least = entries_[src.head].when;
-  for (uint32_t i = entries_[src.head].next; i != kNil; i = entries_[i].next)
-    least = std::min(least, entries_[i].when);
-  return least;
-}
-
-// Every entry of the bucket agrees with last_ (now its least time) above digit `level`, so
-// each moves to a lower level or to now_q_ (those at last_), in the order they were queued.
+// Every entry of the bucket agrees with last_ (now the bucket's least possible time, at or
+// below every entry) above digit `level`, so each moves to a lower level or to now_q_ (those
+// at last_), in the order they were queued. Most relinked entries come from level 2, due
+// within its bucket's span (2^16 ns), some dozens of events ahead: the timer, armed long
+// ago and likely out of the cache, starts loading now.
 __attribute__((noinline)) void Engine::relink(List* src) {
   uint32_t i = src->head;
   *src = List{};
   while (i != kNil) {
     const uint32_t next = entries_[i].next;
+    __builtin_prefetch(entries_[i].timer);
     place(i);
     i = next;
   }
 }
 
-inline bool Engine::settle(Time end) {
-  if (!now_q_.empty()) return last_ <= end;
-  if (level_mask_ == 0) return false;
-  const int level = __builtin_ctz(level_mask_);
-  const int word = __builtin_ctz(word_mask_[level]);
-  const int digit = word * 64 + __builtin_ctzll(digit_mask_[level][word]);
-  List& src = buckets_[level][digit];
-  // One entry (the common case near the front) needs no scan.
-  const bool one = src.head == src.tail;
-  const Time least = one ? entries_[src.head].when : least_of(src, level, digit);
-  if (least > end) return false;
-  last_ = least;
-  digit_mask_[level][word] &= ~(uint64_t{1} << (digit % 64));
-  if (digit_mask_[level][word] == 0) {
-    word_mask_[level] &= ~(1u << word);
-    if (word_mask_[level] == 0) level_mask_ &= ~(1u << level);
-  }
-  if (one) {  // the one entry is the least: straight to now_q_
-    now_q_ = src;
-    src = List{};
-  } else {
+inline uint32_t Engine::take_least(Time end) {
+  for (;;) {
+    if (!now_q_.empty()) {
+      if (last_ > end) return kNil;
+      const uint32_t i = now_q_.head;
+      now_q_.head = entries_[i].next;
+      if (now_q_.head == kNil) now_q_.tail = kNil;
+      return i;
+    }
+    if (level_mask_ == 0) return kNil;
+    const int level = __builtin_ctz(level_mask_);
+    const int word = __builtin_ctz(word_mask_[level]);
+    const int digit = word * 64 + __builtin_ctzll(digit_mask_[level][word]);
+    List& src = buckets_[level][digit];
+    // One entry (the common case near the front) is the least: its time. Otherwise the
+    // bucket's lower edge: last_'s digits above `level`, `digit` there, zeros below; a
+    // level-0 bucket holds that one time. (No scan for the least entry: relinking
+    // against the edge moves each entry down a level at least.)
+    const bool one = src.head == src.tail;
+    const int shift = level * kDigitBits;
+    const Time edge = static_cast<Time>(
+        (static_cast<uint64_t>(last_) & (~uint64_t{0} << shift << kDigitBits)) |
+        (static_cast<uint64_t>(digit) << shift));
+    const Time least = one ? entries_[src.head].when : edge;
+    if (least > end) return kNil;
+    last_ = least;
+    digit_mask_[level][word] &= ~(uint64_t{1} << (digit % 64));
+    if (digit_mask_[level][word] == 0) {
+      word_mask_[level] &= ~(1u << word);
+      if (word_mask_[level] == 0) level_mask_ &= ~(1u << level);
+    }
+    if (one) {  // the entry itself, without passing through now_q_
+      const uint32_t i = src.head;
+      src = List{};
+      return i;
+    }
+    if (level == 0) {  // every entry is at last_: straight to now_q_
+      now_q_ = src;
+      src = List{};
+      continue;
+    }
     relink(&src);
   }
-  return true;
 }
 
 // Drops stale entries once they outnumber live ones. Each list keeps its order, so the
@@ -153,11 +161,9 @@ bool Engine::run_until(Time end) {
   stopped_ = false;
   for (;;) {
     if (stale_ > 1024 && stale_ > size_ / 2) compact();
-    if (!settle(end)) break;
-    const uint32_t i = now_q_.head;
+    const uint32_t i = take_least(end);
+    if (i == kNil) break;
     const Entry e = entries_[i];
-    now_q_.head = e.next;
-    if (e.next == kNil) now_q_.tail = kNil;
     entries_[i].next = free_;
     free_ = i;
     --size_;

@@ -25,7 +25,6 @@ struct Timer {
   uint32_t arg = 0;      // free for the owner (e.g. a CPU number)
   bool armed = false;    // valid iff an entry with sequence `qseq` is queued
   Time expires = 0;      // valid iff armed
-  uint32_t id = 0;       // the engine's index of this timer (0 = not yet seen)
   uint64_t qseq = 0;     // sequence number of the live queue entry
 };
 
@@ -54,13 +53,14 @@ class Engine {
   size_t queued() const { return size_; }
 
  private:
-  // A queued arming of a timer: its time and (insertion sequence << kIdBits | timer id),
-  // linked into one list of the queue. Equal times fire in sequence order.
-  static constexpr int kIdBits = 22;
+  // A queued arming of a timer: its time, insertion sequence and timer, linked into one
+  // list of the queue. Equal times fire in sequence order. 32 bytes, aligned: an entry never
+  // straddles two cache lines, and its timer is one load away (no table of timers).
   static constexpr uint32_t kNil = UINT32_MAX;
-  struct Entry {
+  struct alignas(32) Entry {
     Time when;
-    uint64_t key;
+    uint64_t seq;
+    Timer* timer;
     uint32_t next;  // index of the next entry of the same list, or kNil
   };
   // A FIFO list of entries, by index into entries_.
@@ -70,13 +70,15 @@ class Engine {
   };
   // The queue is a multi-level radix heap, in effect a hierarchical timing wheel that
   // never cascades on a clock: simulated time never goes back, so an entry can be filed by
-  // where its time first differs from `last_`, the time of the last entry taken off. Times
-  // are read as 8-bit digits. `now_q_` holds the entries at exactly `last_`; bucket [l][d]
+  // where its time first differs from `last_`, a lower bound of every queued time (the time
+  // of the last entry taken off, or the lower edge of the last bucket emptied). Times are
+  // read as 8-bit digits. `now_q_` holds the entries at exactly `last_`; bucket [l][d]
   // those whose highest digit differing from `last_` is digit l and is d there. Every entry
   // of a lower level, and of a lower digit within a level, is earlier than every entry of a
-  // higher one. Taking the least entry relinks the first non-empty bucket into lower ones
-  // (an entry moves at most once per level below its own: three times for 16 ms ahead,
-  // usually fewer). Lists stay in sequence order (appends come in sequence order, and a
+  // higher one. Taking the least entry empties the first non-empty bucket: one entry (or a
+  // level-0 bucket, all of one time) goes to now_q_; more are relinked into lower ones
+  // against the bucket's lower edge (an entry moves at most once per level below its own:
+  // three times for 16 ms ahead, usually fewer). Lists stay in sequence order (appends come in sequence order, and a
   // bucket is refilled only when it and every lower one are empty), so equal times keep
   // insertion order. Entries live in one pool with a free list, so the queue allocates
   // only when it grows past its peak.
@@ -85,15 +87,14 @@ class Engine {
   static constexpr int kWords = kDigits / 64;                          // of a digit mask
   static constexpr int kLevels = (63 + kDigitBits - 1) / kDigitBits;  // times are >= 0
   static_assert(kDigits >= 64 && kWords <= 32 && kLevels <= 32, "masks are 64/32 bits wide");
-  Timer* timer_of(const Entry& e) const { return timers_[e.key & ((1u << kIdBits) - 1)]; }
-  static uint64_t seq_of(const Entry& e) { return e.key >> kIdBits; }
+  static Timer* timer_of(const Entry& e) { return e.timer; }
+  static uint64_t seq_of(const Entry& e) { return e.seq; }
   bool live(const Entry& e) const {
     const Timer* t = timer_of(e);
     return t->armed && t->qseq == seq_of(e);
   }
   void enqueue(Timer* t, Time when);
-  // The rare paths of enqueue, out of line so the common one needs few registers.
-  void add_timer(Timer* t);
+  // The rare path of enqueue, out of line so the common one needs few registers.
   uint32_t grow_pool();
   void append(List* l, uint32_t i) {
     entries_[i].next = kNil;
@@ -105,15 +106,16 @@ class Engine {
   }
   // Files entry i by how its time differs from last_.
   void place(uint32_t i);
-  // Makes now_q_ hold the earliest entries, unless the queue is empty or they are due
-  // after `end` (then returns false and changes nothing).
-  bool settle(Time end);
-  Time least_of(const List& src, int level, int digit) const;
+  // Takes the earliest entry off the queue and returns its index, or kNil if the queue is
+  // empty or its earliest entries are due after `end` (they stay queued).
+  uint32_t take_least(Time end);
   void relink(List* src);
   void compact();
   // Starts loading the timer of a likely next event (the head of the first non-empty
   // list), so that its cache miss overlaps the current event's work. No effect on order.
-  void prefetch_next() const {
+  // Inlined before GCC's pure-const pass: as a call it is found pure (a prefetch has no
+  // side effect) and, its result unused, deleted with the prefetch.
+  __attribute__((always_inline)) void prefetch_next() const {
     uint32_t i = now_q_.head;
     if (i == kNil && level_mask_ != 0) {
       const int l = __builtin_ctz(level_mask_);
@@ -129,7 +131,7 @@ class Engine {
   uint64_t skipped_ = 0;
   size_t stale_ = 0;  // entries whose timer was re-armed or cancelled since
   bool stopped_ = false;
-  Time last_ = 0;           // time of the last entry taken off; <= every queued time
+  Time last_ = 0;           // <= every queued time (see above)
   size_t size_ = 0;         // entries queued
   List now_q_;              // entries at last_, in sequence order
   // Which buckets have entries: bit d%64 of digit_mask_[l][d/64] for bucket [l][d], with
@@ -140,7 +142,6 @@ class Engine {
   List buckets_[kLevels][kDigits];
   std::vector<Entry> entries_;  // the pool
   uint32_t free_ = kNil;        // free list through Entry::next
-  std::vector<Timer*> timers_{nullptr};  // by id; id 0 unused
 };
 
 }  // namespace sim

@@ -88,16 +88,14 @@ Task<int64_t> SliceExtClient::init(Thread& t) {
   co_return ret;
 }
 
-void SliceExtClient::request(Thread& t) {
-  if (!active_) return;
+void SliceExtClient::request_active(Thread& t) {
   requested_ = true;
   c_.requests++;
   t.trace_span("critical section");  // what the extension is asked for
   proto_->request(t, shared_addr_);
 }
 
-bool SliceExtClient::release(Thread& t) {
-  if (!active_ || !requested_) return false;
+bool SliceExtClient::release_requested(Thread& t) {
   requested_ = false;
   t.trace_span(nullptr);
   bool denied = false;

@@ -2,6 +2,7 @@
 #include "workloads/common.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "sim/parse.h"
@@ -15,12 +16,55 @@ int64_t round_half_away(double x) {
   return f >= 0.5 ? i + 1 : f <= -0.5 ? i - 1 : i;
 }
 
+namespace {
+
+// y = 2^e m with m in [1, 2), and m in the i-th of 64 equal slices of [1, 2), of centre
+// c = (2i + 129) / 128: ln y = e ln 2 + ln c + log1p(r), r = (m - c) / c. m - c is exact
+// (both in [1, 2), 8 bits of c) and |r| <= 2^-7, so the degree-7 polynomial's truncation
+// (|r|^8 / 8) is below 2^-59. One 16-byte entry per slice: one cache line per draw.
+struct alignas(16) LogEntry {
+  double inv_c, log_c;
+};
+struct LogTable {
+  LogEntry e[64];
+  LogTable() {
+    for (int i = 0; i < 64; ++i) {
+      const double c = (2 * i + 129) * 0x1p-7;
+      e[i] = {1.0 / c, std::log(c)};
+    }
+  }
+};
+const LogTable log_table;
+
+// Error: ln 2 and the table's ln c are within an ulp (< 2^-53 absolutely for |e| = 1, |e| ulps
+// of ln 2 otherwise), r within 2 ulps relatively, the polynomial and the sums a few ulps of
+// their parts. For e = -1 (y in [1/2, 31/32]) the sum cancels down to at least ln(32/31) >
+// 2^-5 from parts below 1, so the result is within 2^-47 relatively; for e <= -2 the result
+// is at least (|e| - 1) ln 2 and within about 2^-50. tests/workloads pins the bound. The
+// polynomial is evaluated in powers of r (Estrin) for a short dependency chain.
+inline double log_below_one_inline(double y) {
+  const uint64_t bits = std::bit_cast<uint64_t>(y);
+  const int e = static_cast<int>(bits >> 52) - 1023;
+  const unsigned i = static_cast<unsigned>(bits >> 46) & 63;
+  const double m = std::bit_cast<double>((bits & ((uint64_t{1} << 52) - 1)) | 0x3ff0000000000000);
+  const LogEntry& t = log_table.e[i];
+  const double r = (m - (2 * static_cast<int>(i) + 129) * 0x1p-7) * t.inv_c;
+  const double r2 = r * r;
+  const double q = (-0.5 + r * (1.0 / 3)) + r2 * (-0.25 + r * 0.2) + r2 * r2 * (-1.0 / 6 + r * (1.0 / 7));
+  return e * 0x1.62e42fefa39efp-1 + (t.log_c + (r + r2 * q));
+}
+
+}  // namespace
+
+double log_below_one(double y) { return log_below_one_inline(y); }
+
 int64_t round_exponential(double mean, double u) {
-  // 1 - u is exact (u is a multiple of 2^-53 in [0, 1)), and glibc's log() and log1p() are
-  // both within 1 ulp of ln(1 - u), so the two products are a few ulps of x apart. x is
-  // never negative (mean >= 0), so it rounds to i or i + 1 by which side of i + 0.5 it is
-  // on; 2^-40 of x (far more than those ulps) from that boundary, both products agree.
-  const double x = -mean * std::log(1.0 - u);
+  // 1 - u is exact (u is a multiple of 2^-53 in [0, 1)); log_below_one() (u >= 1/32) is
+  // within 2^-46 of ln(1 - u) relatively and glibc's log() and log1p() within 1 ulp, so the
+  // product and the log1p() one are far less than 2^-40 of x apart. x is never negative
+  // (mean >= 0), so it rounds to i or i + 1 by which side of i + 0.5 it is on; 2^-40 of x
+  // from that boundary, both products agree.
+  const double x = -mean * (u >= 0x1p-5 ? log_below_one_inline(1.0 - u) : std::log(1.0 - u));
   if (x < 0x1p36) {
     const int64_t i = static_cast<int64_t>(x);
     const double f = x - static_cast<double>(i);

@@ -36,9 +36,14 @@ struct Dist {
 int64_t round_half_away(double x);
 // round_half_away(-mean * std::log1p(-u)), bit for bit: the exponential draw of
 // sim::Rng::exponential() from u = uniform01(), rounded to ns. REQUIRES mean >= 0 and u in
-// [0, 1) a multiple of 2^-53 (as uniform01() makes). Mostly computed with log(1 - u), about
-// twice as fast as log1p() (every think time and compute step draws one).
+// [0, 1) a multiple of 2^-53 (as uniform01() makes). Mostly computed with log_below_one(1 - u)
+// (u >= 1/32) or log(1 - u), far cheaper than log1p() (every think time and compute step
+// draws one), falling back to log1p() within 2^-40 of x from a rounding boundary.
 int64_t round_exponential(double mean, double u);
+// ln(y) for y in [2^-53, 31/32], a multiple of 2^-53, within 2^-46 of it relatively (below
+// glibc's log(): no call, no errno, a 64-entry table and a degree-7 polynomial). What
+// round_exponential() computes its first x with for u >= 1/32.
+double log_below_one(double y);
 
 std::string parse_dist(const std::string& param, const std::string& spec, Dist* out);
 

@@ -433,6 +433,38 @@ TEST(Dist, RoundExponentialEqualsLog1pFormulaBitForBit) {
   EXPECT_EQ(workloads::round_exponential(1e6, 1 - 0x1p-53), slow(1e6, 1 - 0x1p-53));
 }
 
+// The table-driven ln(y) of the exponential draw is within 2^-46 of ln(y) relatively (what
+// round_exponential()'s fallback margin of 2^-40 relies on), over random grid points, the
+// edges of its range and of its table's slices, measured against long double logl().
+TEST(Dist, LogBelowOneWithinItsErrorBound) {
+  std::vector<double> ys = {0x1p-53, 0x1p-52, 3 * 0x1p-53, 0.25, 0.5, 0.75, 31.0 / 32};
+  for (int i = 0; i <= 128; ++i) {  // slice edges of [1, 2) scaled into (0, 31/32]
+    for (double scale : {0.5, 0.25, 0x1p-10, 0x1p-52}) {
+      const double y = (1.0 + i / 128.0) * scale;
+      for (double d : {-0x1p-53, 0.0, 0x1p-53}) {
+        const double v = std::floor((y + d * scale * 2) * 0x1p53) * 0x1p-53;
+        if (v >= 0x1p-53 && v <= 31.0 / 32) ys.push_back(v);
+      }
+    }
+  }
+  for (int k = 1; k < 2000; ++k) ys.push_back(31.0 / 32 - k * 0x1p-53);  // least |ln y|
+  sim::Rng rng(46, 1);
+  for (int i = 0; i < 400000; ++i) {
+    const double u = rng.uniform01();
+    if (u >= 0x1p-5) ys.push_back(1.0 - u);
+  }
+  double worst = 0;
+  for (double y : ys) {
+    const long double exact = std::log(static_cast<long double>(y));
+    const long double rel = std::fabs((workloads::log_below_one(y) - exact) / exact);
+    worst = std::max(worst, static_cast<double>(rel));
+    ASSERT_LT(rel, 0x1p-46L) << y;
+  }
+  EXPECT_GT(worst, 0.0);
+  // The range's edge, where ln y is least: the cancellation there stays far from the bound.
+  EXPECT_EQ(workloads::round_exponential(1e9, 0x1p-5), workloads::round_half_away(-1e9 * std::log1p(-0x1p-5)));
+}
+
 namespace {
 
 // hogs_start: the hogs are forked before the workload's threads (the default, as schedlab
