@@ -122,7 +122,10 @@ class KernelImpl final : public Kernel {
   rq* rq_of(int cpu) { return rqs_[cpu]; }
   sim::Engine* engine() { return engine_; }
   void warn_once(const std::string& what);
-  u64 jiffies() const { return static_cast<u64>(engine_->now() / cfg_.tick_nsec()); }
+  // now / TICK_NSEC, exactly, by a multiply and shift (libdivide) instead of two 64-bit
+  // divides (TICK_NSEC from HZ, then now by it): the newly-idle and periodic balancers read
+  // jiffies on nearly every switch to idle and every tick. The engine's time is never negative.
+  u64 jiffies() const { return static_cast<u64>(engine_->now()) / tick_nsec_div_; }
   task_struct* current_task() { return current_; }
   int current_cpu() const { return current_cpu_; }
   void set_current(task_struct* p, int cpu) { current_ = p; current_cpu_ = cpu; }
@@ -203,6 +206,8 @@ class KernelImpl final : public Kernel {
   int autogroup_of_session(int sid);
   task_group* autogroup_task_group(int tgid);
 
+  // jiffies()'s divisor: cfg_.tick_nsec() (cfg_ is the base's, set before this).
+  libdivide::divider<uint64_t> tick_nsec_div_{static_cast<uint64_t>(cfg_.tick_nsec())};
   TaskArena task_arena_;  // before the tasks: outlives them
   std::vector<TaskArena::Ptr> tasks_;
   std::vector<TaskArena::Ptr> idle_tasks_;
