@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "kernel/kernel_impl.h"
+#include "kernel/sched/fair_balance.h"
 #include "kernel/sched/sched.h"
 
 namespace kernel {
@@ -218,6 +219,7 @@ void build_sched_domains(KernelImpl* k) {
         sd.imb_numa_nr = imb * std::max(1, sd.span_weight / imb_span);
       }
     }
+    sd_idle_next_balance_update(rq);
     // update_top_cache_domain(): the highest domain sharing the LLC and its size, kept per
     // CPU so that wakeups do not walk the domains for them.
     rq->sd_llc = nullptr;

@@ -47,10 +47,25 @@ struct lb_sum {
   friend bool operator==(const lb_sum&, const lb_sum&) = default;
 };
 
-struct sched_domain {
-  const char* name;            // SMT, MC, PKG, NUMA
-  int level = 0;
+struct alignas(64) sched_domain {
+  // The balance timing and newly-idle statistics first, in the domain's first cache line:
+  // the newly-idle balance and the periodic walk over the domains (sched_balance_domains())
+  // read them of every domain on every pass, and most passes go no further.
+  u64 last_balance = 0;                    // jiffies
+  // update_newidle_cost(): the dearest newly-idle balance of this domain seen so far (what
+  // the model charged for it), decayed by 253/256 at most once a second; 0 until the first.
+  u64 max_newidle_lb_cost = 0;
+  u64 last_decay_max_lb_cost = 0;          // jiffies
+  int balance_interval = 1;                // ms
+  int busy_factor = 16;
+  int min_interval = 1, max_interval = 2;  // ms
   int span_weight = 0;
+  unsigned nr_balance_failed = 0;
+  // NI_RANDOM: newidle attempts and successes (weighted), halved every 1024 attempts; the
+  // ratio is the successes at the last halving. Start at a 50% success rate (sd_init()).
+  unsigned newidle_call = 512, newidle_success = 256, newidle_ratio = 512;
+  int level = 0;
+  const char* name;            // SMT, MC, PKG, NUMA
   // CPUs, ascending: the span every CPU of it shares (KernelImpl::sd_spans), as Linux's
   // sched_domain_shared spans and sched_group objects are shared by the CPUs of a span.
   std::span<const int> span;
@@ -60,27 +75,15 @@ struct sched_domain {
   std::vector<const lb_sum*> group_sum;  // per group: KernelImpl::lb_sums of its CPUs, or
                                          // nullptr if the levels do not nest there
   std::vector<int> group_cores;          // per group: sched_group::cores
-  bool groups_share_capacity = false;    // groups are SMT cores (SD_SHARE_CPUCAPACITY)
-  bool share_cpucapacity = false;        // this is the SMT level (SD_SHARE_CPUCAPACITY)
-  bool numa = false;                     // SD_NUMA
-  int imb_numa_nr = 0;                   // tasks a NUMA imbalance may leave (build_sched_domains)
   size_t local = 0;                      // index of the group holding this CPU
   int imbalance_pct = 117;
   int cache_nice_tries = 1;
-  int busy_factor = 16;
+  int imb_numa_nr = 0;                   // tasks a NUMA imbalance may leave (build_sched_domains)
+  bool groups_share_capacity = false;    // groups are SMT cores (SD_SHARE_CPUCAPACITY)
+  bool share_cpucapacity = false;        // this is the SMT level (SD_SHARE_CPUCAPACITY)
+  bool numa = false;                     // SD_NUMA
   bool prefer_sibling = false; // child has SD_PREFER_SIBLING
   bool share_llc = false;
-  int min_interval = 1, max_interval = 2;  // ms
-  int balance_interval = 1;                // ms
-  u64 last_balance = 0;                    // jiffies
-  unsigned nr_balance_failed = 0;
-  // NI_RANDOM: newidle attempts and successes (weighted), halved every 1024 attempts; the
-  // ratio is the successes at the last halving. Start at a 50% success rate (sd_init()).
-  unsigned newidle_call = 512, newidle_success = 256, newidle_ratio = 512;
-  // update_newidle_cost(): the dearest newly-idle balance of this domain seen so far (what
-  // the model charged for it), decayed by 253/256 at most once a second; 0 until the first.
-  u64 max_newidle_lb_cost = 0;
-  u64 last_decay_max_lb_cost = 0;          // jiffies
 };
 
 }  // namespace kernel
