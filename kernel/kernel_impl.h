@@ -172,10 +172,12 @@ class KernelImpl final : public Kernel {
   // loops several times faster on wide machines. Written by lb_view_update() where the rq
   // fields change: add/sub_nr_running, enqueue/dequeue_entity, __schedule, the wake list.
   std::vector<lb_cpu> lb_view;
-  // lb_view summed per CPU, core, LLC and socket (the sched groups of every level), and per
-  // CPU the four sums it counts in. Sized once by build_sched_domains().
+  // lb_view summed per core, LLC and socket (the sched groups of every level above one CPU;
+  // a one-CPU group reads its lb_view entry), and per CPU the three sums it counts in.
+  // Indexed by level kind (1 core, 2 LLC, 3 socket; 0, the CPU, is left empty). Sized once
+  // by build_sched_domains().
   std::vector<lb_sum> lb_sums[4];
-  std::vector<std::array<lb_sum*, 4>> lb_sums_of;
+  std::vector<std::array<lb_sum*, 3>> lb_sums_of;
   // Per level kind (core, LLC, socket, the machine) and id, its CPUs ascending: the storage
   // sched_domain::span and ::groups point into, one copy per span (build_sched_domains()).
   std::vector<std::vector<int>> sd_spans[4];

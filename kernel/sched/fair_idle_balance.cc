@@ -103,7 +103,7 @@ void nohz_balancer_kick(rq* rq) {
     bool balance = rq->nr_running >= 2;
     if (!balance) {
       const int llc = llc_size(k, rq->cpu);
-      const s64 busy = llc - k->lb_sums_of[static_cast<size_t>(rq->cpu)][2]->idle_cpus;
+      const s64 busy = llc - k->lb_sums_of[static_cast<size_t>(rq->cpu)][1]->idle_cpus;
       balance = llc > 1 && busy > 1;
     }
     if (balance) flags = NOHZ_STATS_KICK | NOHZ_BALANCE_KICK;

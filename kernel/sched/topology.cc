@@ -26,6 +26,7 @@ struct shared_group {
   int child_id;                // the child level's id of its CPUs
   std::span<const int> cpus;   // ascending
   const lb_sum* sum;           // KernelImpl::lb_sums of exactly these CPUs, or nullptr
+                               // (one CPU, or levels that do not nest here)
   int cores;                   // sched_group::cores
 };
 
@@ -38,14 +39,15 @@ void build_sched_domains(KernelImpl* k) {
   const int n = t.nr_cpus;
   std::vector<int> cpu_id(n), all(n, 0);
   for (int c = 0; c < n; ++c) cpu_id[c] = c;
-  // The group sums (simulator-only, see KernelImpl::lb_sums): per CPU, core, LLC and socket,
-  // from lb_view as it is now; each CPU counts in the four that hold it.
+  // The group sums (simulator-only, see KernelImpl::lb_sums): per core, LLC and socket, from
+  // lb_view as it is now; each CPU counts in the three that hold it. A group of one CPU
+  // has no sum: it reads the CPU's lb_view entry, which is what the sum would hold.
   const std::vector<int>* kinds[4] = {&cpu_id, &t.core_of, &t.llc_of, &t.socket_of};
   std::vector<size_t> cpus_with[4];  // per kind and id: how many CPUs have that id
   for (int kind = 0; kind < 4; ++kind) {
     const std::vector<int>& id = *kinds[kind];
     const size_t ids = static_cast<size_t>(*std::max_element(id.begin(), id.end()) + 1);
-    k->lb_sums[kind].assign(ids, lb_sum{});
+    k->lb_sums[kind].assign(kind ? ids : 0, lb_sum{});
     cpus_with[kind].assign(ids, 0);
     for (int i : id) cpus_with[kind][static_cast<size_t>(i)]++;
   }
@@ -60,9 +62,9 @@ void build_sched_domains(KernelImpl* k) {
   for (int c = 0; c < n; ++c) k->llc_nr_idle_scan[static_cast<size_t>(t.llc_of[c])]++;
   for (int c = 0; c < n; ++c) {
     const lb_cpu& v = k->lb_view[c];
-    for (int kind = 0; kind < 4; ++kind) {
+    for (int kind = 1; kind < 4; ++kind) {
       lb_sum* s = &k->lb_sums[kind][static_cast<size_t>((*kinds[kind])[c])];
-      k->lb_sums_of[c][kind] = s;
+      k->lb_sums_of[c][static_cast<size_t>(kind - 1)] = s;
       s->add(v);
     }
   }
@@ -135,7 +137,7 @@ void build_sched_domains(KernelImpl* k) {
         } else {
           cpus = k->sd_spans[l.child - 1][static_cast<size_t>(cid)];
         }
-        gs.push_back({cid, cpus, whole ? &k->lb_sums[l.child][static_cast<size_t>(cid)] : nullptr, cores});
+        gs.push_back({cid, cpus, whole && l.child ? &k->lb_sums[l.child][static_cast<size_t>(cid)] : nullptr, cores});
       }
     }
   }

@@ -13,19 +13,21 @@ using s64 = int64_t;
 using u64 = uint64_t;
 
 // What load balancing reads of one CPU (KernelImpl::lb_view), kept up to date by
-// lb_view_update() and lb_view_update_pelt().
-struct lb_cpu {
-  unsigned nr_running = 0;    // rq->nr_running
-  bool curr_idle = true;      // rq->curr == rq->idle
-  bool wake_pending = false;  // !rq->ex.wake_list.empty()
+// lb_view_update() and lb_view_update_pelt(). 32 bytes, aligned: two CPUs a cache line, none
+// split over two (the flags share h_nr_runnable's word).
+struct alignas(32) lb_cpu {
   unsigned long load = 0;     // cpu_load(): PELT load_avg of rq->cfs
   unsigned long util = 0;     // cpu_util_cfs()
   unsigned long runnable = 0; // cpu_runnable()
-  unsigned h_nr_runnable = 0; // rq->cfs.h_nr_runnable
+  unsigned nr_running = 0;    // rq->nr_running
+  unsigned h_nr_runnable : 30 = 0;  // rq->cfs.h_nr_runnable
+  bool curr_idle : 1 = true;        // rq->curr == rq->idle
+  bool wake_pending : 1 = false;    // !rq->ex.wake_list.empty()
   // available_idle_cpu(): idle, nothing queued, no wakeup pending.
   bool idle() const { return curr_idle && nr_running == 0 && !wake_pending; }
   friend bool operator==(const lb_cpu&, const lb_cpu&) = default;
 };
+static_assert(sizeof(lb_cpu) == 32);
 // The same read from the runqueue itself: what lb_view[rq->cpu] must equal.
 lb_cpu lb_cpu_of(const rq* rq);
 
@@ -73,7 +75,8 @@ struct alignas(64) sched_domain {
   // this CPU: its own group first, then onwards from the CPU, wrapping (so `local` is 0).
   std::vector<std::span<const int>> groups;
   std::vector<const lb_sum*> group_sum;  // per group: KernelImpl::lb_sums of its CPUs, or
-                                         // nullptr if the levels do not nest there
+                                         // nullptr for one CPU (its lb_view entry is read)
+                                         // or if the levels do not nest there
   std::vector<int> group_cores;          // per group: sched_group::cores
   size_t local = 0;                      // index of the group holding this CPU
   int imbalance_pct = 117;

@@ -111,8 +111,8 @@ inline void check_lb_view(const kernel::KernelImpl& k) {
     EXPECT_EQ(v.util, kernel::cpu_util_cfs(&rq)) << "cpu " << c;
     EXPECT_EQ(v.runnable, kernel::cpu_runnable(&rq)) << "cpu " << c;
     EXPECT_EQ(v.h_nr_runnable, rq.cfs.h_nr_runnable) << "cpu " << c;
-    EXPECT_EQ(v.curr_idle, rq.curr == rq.idle) << "cpu " << c;
-    EXPECT_EQ(v.wake_pending, !rq.ex.wake_list.empty()) << "cpu " << c;
+    EXPECT_EQ(bool{v.curr_idle}, rq.curr == rq.idle) << "cpu " << c;
+    EXPECT_EQ(bool{v.wake_pending}, !rq.ex.wake_list.empty()) << "cpu " << c;
   }
   // Every sched group's kept sums equal the sums over its CPUs; the local group holds c.
   for (int c = 0; c < k.nr_cpus(); ++c) {

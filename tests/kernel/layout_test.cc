@@ -53,6 +53,14 @@ TEST(Layout, TheRqsIdleEntryAndExitFieldsShareACacheLine) {
   EXPECT_EQ((offsetof(rq, sd) + sizeof(rq::sd) - 1) / 64, line);
 }
 
+// lb_view, which lb_view_update() writes on nearly every event and idle-CPU searches scan:
+// 32 bytes a CPU, aligned, so no entry is split over two cache lines.
+TEST(Layout, EveryLbViewEntryLiesInOneCacheLine) {
+  testing_support::Sim sim(testing_support::flat_machine(6));
+  EXPECT_EQ(sizeof(kernel::lb_cpu), 32u);
+  for (const kernel::lb_cpu& v : sim.k->lb_view) EXPECT_EQ(addr(&v) % 32, 0u);
+}
+
 TEST(TaskArena, TasksLieOneAfterTheOtherInBlocksGrowingFrom64) {
   kernel::TaskArena arena;
   std::vector<kernel::TaskArena::Ptr> tasks;
