@@ -182,6 +182,16 @@ class KernelImpl final : public Kernel {
   // sched_domain::span and ::groups point into, one copy per span (build_sched_domains()).
   std::vector<std::vector<int>> sd_spans[4];
   std::vector<std::vector<int>> sd_group_parts;  // groups that are part of a child span only
+  // The group lists sched_domain::groups, group_sum and group_cores point into, each distinct
+  // list once: the CPUs of a span whose domains meet the groups in the same order (all the
+  // CPUs of one child span, where levels nest) share it, as Linux's CPUs share the
+  // sched_group ring, so a balance reads lists that other CPUs keep in the cache.
+  struct sd_group_list {
+    std::vector<std::span<const int>> groups;
+    std::vector<const lb_sum*> sum;
+    std::vector<int> cores;
+  };
+  std::vector<std::unique_ptr<sd_group_list>> sd_group_lists;
   std::vector<int> llc_nr_idle_scan;  // per LLC: sd_llc_shared->nr_idle_scan (SIS_UTIL)
   std::vector<int> all_cpus;          // 0..nr_cpus-1 (cpu_online_mask)
   // Per CPU: the last CPU cpumask_any_and_distribute() chose there (RT placement).

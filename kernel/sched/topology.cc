@@ -2,6 +2,8 @@
 // (sd_init, degenerate levels) and the x86 levels SMT -> MC (LLC) -> PKG -> NUMA.
 #include <algorithm>
 #include <iterator>
+#include <map>
+#include <memory>
 #include <utility>
 
 #include "kernel/kernel_impl.h"
@@ -142,6 +144,11 @@ void build_sched_domains(KernelImpl* k) {
     }
   }
   std::vector<std::pair<int64_t, size_t>> met;
+  k->sd_group_lists.clear();
+  // Per level and domain id: the group lists built so far, by the order of their groups.
+  std::vector<std::map<std::vector<size_t>, const KernelImpl::sd_group_list*>> lists_of[4];
+  for (int li = 0; li < 4; ++li) lists_of[li].resize(k->sd_spans[li].size());
+  std::vector<size_t> order;
   for (int cpu = 0; cpu < n; ++cpu) {
     rq* rq = k->rq_of(cpu);
     rq->sd.clear();
@@ -172,16 +179,28 @@ void build_sched_domains(KernelImpl* k) {
       }
       std::sort(met.begin(), met.end());
       const int child_id = (*kinds[l.child])[cpu];
-      sd.groups.reserve(gs.size());
-      sd.group_sum.reserve(gs.size());
-      sd.group_cores.reserve(gs.size());
-      for (const auto& m : met) {
-        const shared_group& sg = gs[m.second];
-        if (sg.child_id == child_id) sd.local = sd.groups.size();
-        sd.groups.push_back(sg.cpus);
-        sd.group_sum.push_back(sg.sum);
-        sd.group_cores.push_back(sg.cores);
+      order.clear();
+      for (size_t i = 0; i < met.size(); ++i) {
+        order.push_back(met[i].second);
+        if (gs[met[i].second].child_id == child_id) sd.local = i;
       }
+      const KernelImpl::sd_group_list*& list = lists_of[li][id][order];
+      if (!list) {
+        auto made = std::make_unique<KernelImpl::sd_group_list>();
+        made->groups.reserve(gs.size());
+        made->sum.reserve(gs.size());
+        made->cores.reserve(gs.size());
+        for (size_t g : order) {
+          made->groups.push_back(gs[g].cpus);
+          made->sum.push_back(gs[g].sum);
+          made->cores.push_back(gs[g].cores);
+        }
+        list = made.get();
+        k->sd_group_lists.push_back(std::move(made));
+      }
+      sd.groups = list->groups;
+      sd.group_sum = list->sum;
+      sd.group_cores = list->cores;
       // A group's flags are its child domain's: SMT cores share capacity.
       sd.groups_share_capacity = !rq->sd.empty() && rq->sd.back().share_cpucapacity;
       sd.span = span;

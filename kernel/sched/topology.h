@@ -73,11 +73,12 @@ struct alignas(64) sched_domain {
   std::span<const int> span;
   // The child spans (each ascending, shared likewise), in build_sched_groups()' order for
   // this CPU: its own group first, then onwards from the CPU, wrapping (so `local` is 0).
-  std::vector<std::span<const int>> groups;
-  std::vector<const lb_sum*> group_sum;  // per group: KernelImpl::lb_sums of its CPUs, or
-                                         // nullptr for one CPU (its lb_view entry is read)
-                                         // or if the levels do not nest there
-  std::vector<int> group_cores;          // per group: sched_group::cores
+  // Stored in KernelImpl::sd_group_lists, shared by the CPUs that list the same groups.
+  std::span<const std::span<const int>> groups;
+  std::span<const lb_sum* const> group_sum;  // per group: KernelImpl::lb_sums of its CPUs, or
+                                             // nullptr for one CPU (its lb_view entry is read)
+                                             // or if the levels do not nest there
+  std::span<const int> group_cores;          // per group: sched_group::cores
   size_t local = 0;                      // index of the group holding this CPU
   int imbalance_pct = 117;
   int cache_nice_tries = 1;
