@@ -122,7 +122,10 @@ class KernelImpl final : public Kernel {
   rq* rq_of(int cpu) { return rqs_[cpu]; }
   sim::Engine* engine() { return engine_; }
   void warn_once(const std::string& what);
-  u64 jiffies() const { return static_cast<u64>(engine_->now() / cfg_.tick_nsec()); }
+  // now / TICK_NSEC, exactly, by a multiply and shift (libdivide) instead of two 64-bit
+  // divides (TICK_NSEC from HZ, then now by it): the newly-idle and periodic balancers read
+  // jiffies on nearly every switch to idle and every tick. The engine's time is never negative.
+  u64 jiffies() const { return static_cast<u64>(engine_->now()) / tick_nsec_div_; }
   task_struct* current_task() { return current_; }
   int current_cpu() const { return current_cpu_; }
   void set_current(task_struct* p, int cpu) { current_ = p; current_cpu_ = cpu; }
@@ -169,14 +172,26 @@ class KernelImpl final : public Kernel {
   // loops several times faster on wide machines. Written by lb_view_update() where the rq
   // fields change: add/sub_nr_running, enqueue/dequeue_entity, __schedule, the wake list.
   std::vector<lb_cpu> lb_view;
-  // lb_view summed per CPU, core, LLC and socket (the sched groups of every level), and per
-  // CPU the four sums it counts in. Sized once by build_sched_domains().
+  // lb_view summed per core, LLC and socket (the sched groups of every level above one CPU;
+  // a one-CPU group reads its lb_view entry), and per CPU the three sums it counts in.
+  // Indexed by level kind (1 core, 2 LLC, 3 socket; 0, the CPU, is left empty). Sized once
+  // by build_sched_domains().
   std::vector<lb_sum> lb_sums[4];
-  std::vector<std::array<lb_sum*, 4>> lb_sums_of;
+  std::vector<std::array<lb_sum*, 3>> lb_sums_of;
   // Per level kind (core, LLC, socket, the machine) and id, its CPUs ascending: the storage
   // sched_domain::span and ::groups point into, one copy per span (build_sched_domains()).
   std::vector<std::vector<int>> sd_spans[4];
   std::vector<std::vector<int>> sd_group_parts;  // groups that are part of a child span only
+  // The group lists sched_domain::groups, group_sum and group_cores point into, each distinct
+  // list once: the CPUs of a span whose domains meet the groups in the same order (all the
+  // CPUs of one child span, where levels nest) share it, as Linux's CPUs share the
+  // sched_group ring, so a balance reads lists that other CPUs keep in the cache.
+  struct sd_group_list {
+    std::vector<std::span<const int>> groups;
+    std::vector<const lb_sum*> sum;
+    std::vector<int> cores;
+  };
+  std::vector<std::unique_ptr<sd_group_list>> sd_group_lists;
   std::vector<int> llc_nr_idle_scan;  // per LLC: sd_llc_shared->nr_idle_scan (SIS_UTIL)
   std::vector<int> all_cpus;          // 0..nr_cpus-1 (cpu_online_mask)
   // Per CPU: the last CPU cpumask_any_and_distribute() chose there (RT placement).
@@ -203,6 +218,8 @@ class KernelImpl final : public Kernel {
   int autogroup_of_session(int sid);
   task_group* autogroup_task_group(int tgid);
 
+  // jiffies()'s divisor: cfg_.tick_nsec() (cfg_ is the base's, set before this).
+  libdivide::divider<uint64_t> tick_nsec_div_{static_cast<uint64_t>(cfg_.tick_nsec())};
   TaskArena task_arena_;  // before the tasks: outlives them
   std::vector<TaskArena::Ptr> tasks_;
   std::vector<TaskArena::Ptr> idle_tasks_;

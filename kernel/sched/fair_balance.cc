@@ -275,6 +275,7 @@ void sched_balance_domains(rq* rq, bool idle) {
   if (need_decay)
     rq->max_idle_balance_cost = std::max(static_cast<u64>(k->cfg_.migration_cost_ns), max_cost);
   rq->next_balance = next;
+  if (attempted) sd_idle_next_balance_update(rq);
   if (attempted) cpu_charge(rq, k->machine_.costs.newidle_balance_ns);
 }
 

@@ -1,6 +1,7 @@
 // The fair class's balancer internals shared by fair_wakeup.cc, fair_lb_stats.cc,
 // fair_balance.cc and fair_idle_balance.cc: fair.c's lb_env, sched-group statistics and the
-// small helpers those parts of fair.c have in common. Not for use outside kernel/sched/fair_*.
+// small helpers those parts of fair.c have in common. Not for use outside kernel/sched/fair_*
+// (and topology.cc, which sets rq::sd_idle_next_balance when it builds the domains).
 #pragma once
 #include <algorithm>
 #include <cstddef>
@@ -88,6 +89,14 @@ inline u64 get_sd_balance_interval(const KernelImpl* k, const sched_domain& sd, 
   if (busy) interval -= 1;
   const s64 max_interval = std::max<s64>(1, static_cast<s64>(k->cfg_.hz) * k->nr_cpus() / 10);
   return static_cast<u64>(std::clamp<s64>(interval, 1, max_interval));
+}
+
+// update_next_balance() of an idle CPU's lowest domain (interval without the busy factor),
+// into the rq's copy (rq::sd_idle_next_balance): after a change of sd[0].last_balance or
+// sd[0].balance_interval.
+inline void sd_idle_next_balance_update(rq* rq) {
+  if (!rq->sd.empty())
+    rq->sd_idle_next_balance = rq->sd[0].last_balance + get_sd_balance_interval(rq->k, rq->sd[0], false);
 }
 
 }  // namespace kernel

@@ -2,6 +2,7 @@
 // NOHZ idle balancer (nohz_balancer_kick(), nohz_idle_balance()); fair.c's CONFIG_NO_HZ_COMMON
 // section and sched_balance_newidle().
 #include <algorithm>
+#include <cassert>
 
 #include "kernel/cpu_exec.h"
 #include "kernel/kernel_impl.h"
@@ -40,7 +41,15 @@ bool sched_balance_newidle(rq* rq) {
     next_balance = std::min(next_balance, sd.last_balance + get_sd_balance_interval(k, sd, false));
   };
   const hw::Costs& c = k->machine_.costs;
-  if (!k->nr_overloaded || rq->avg_idle < rq->sd[0].max_newidle_lb_cost) {
+  if (!k->nr_overloaded) {
+    // update_next_balance(rq->sd[0]), from the rq's copy of it.
+#ifdef SCHEDLAB_CHECK_VIEWS
+    assert(rq->sd_idle_next_balance ==
+           rq->sd[0].last_balance + get_sd_balance_interval(k, rq->sd[0], false) &&
+           "stale sd_idle_next_balance");
+#endif
+    next_balance = std::min(next_balance, rq->sd_idle_next_balance);
+  } else if (rq->avg_idle < rq->sd[0].max_newidle_lb_cost) {
     update_next_balance(rq->sd[0]);
   } else {
     sched_balance_update_blocked_averages(rq);
@@ -73,6 +82,7 @@ bool sched_balance_newidle(rq* rq) {
       if (pulled || !continue_balancing || rq->nr_running) break;
     }
     rq->max_idle_balance_cost = std::max(rq->max_idle_balance_cost, curr_cost);
+    sd_idle_next_balance_update(rq);  // sched_balance_rq() may have reset balance_interval
   }
   if (rq->next_balance > next_balance) rq->next_balance = next_balance;
   return rq->nr_running > 0;
@@ -93,7 +103,7 @@ void nohz_balancer_kick(rq* rq) {
     bool balance = rq->nr_running >= 2;
     if (!balance) {
       const int llc = llc_size(k, rq->cpu);
-      const s64 busy = llc - k->lb_sums_of[static_cast<size_t>(rq->cpu)][2]->idle_cpus;
+      const s64 busy = llc - k->lb_sums_of[static_cast<size_t>(rq->cpu)][1]->idle_cpus;
       balance = llc > 1 && busy > 1;
     }
     if (balance) flags = NOHZ_STATS_KICK | NOHZ_BALANCE_KICK;

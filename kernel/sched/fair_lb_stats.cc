@@ -35,7 +35,8 @@ group_type group_classify(unsigned imbalance_pct, const sg_lb_stats& s) {
 
 // The sums over group g of sd. Linux adds them up CPU by CPU on every balance; here
 // lb_view_update() keeps them (KernelImpl::lb_sums) for groups that are a whole core, LLC or
-// socket, and other groups are added up from lb_view.
+// socket, and other groups (one CPU, or parts where the levels do not nest) are added up
+// from lb_view.
 lb_sum group_lb_sum(KernelImpl* k, const sched_domain& sd, size_t g) {
   lb_sum sum;
   if (const lb_sum* kept = sd.group_sum[g]) {

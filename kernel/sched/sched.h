@@ -430,20 +430,27 @@ struct alignas(64) rq {
   dl_server fair_server;
   rt_rq rt;
   softirq_cpu softirq;
-  u64 avg_idle = 1000000;      // EWMA of idle durations, ns (2 x migration cost at boot)
+  u64 last_blocked_load_update_tick = 0;  // jiffies
+  // What a CPU going idle and coming back reads and writes (cpu_switch(), the newly-idle
+  // balance's quick path), in one cache line.
   u64 idle_stamp = 0;
+  u64 avg_idle = 1000000;      // EWMA of idle durations, ns (2 x migration cost at boot)
   // The dearest newly-idle balance pass (all its domains) seen, or the sum of the domains'
   // max_newidle_lb_cost at their decay, never below sysctl_sched_migration_cost; avg_idle
   // is capped at twice this.
   u64 max_idle_balance_cost = 500000;
-  u64 last_blocked_load_update_tick = 0;  // jiffies
-  bool active_balance = false; // an active balance is queued on this CPU's stopper
-  int push_cpu = -1;           // where it pushes a task
+  // Simulator-only: sd[0].last_balance + get_sd_balance_interval(sd[0], 0), the lowest
+  // domain's update_next_balance() for an idle CPU, kept by sd_idle_next_balance_update()
+  // (fair_balance.h) wherever either changes, so that a CPU going idle with no overloaded
+  // CPU to pull from (the newly-idle quick path) need not read its domain.
+  u64 sd_idle_next_balance = 0;
   std::vector<sched_domain> sd;  // bottom-up
   // Linux's per-CPU sd_llc and sd_llc_size (update_top_cache_domain()): the highest domain
   // of sd sharing the LLC (nullptr: none) and its span's size (1 without one).
   const sched_domain* sd_llc = nullptr;
   int sd_llc_size = 1;
+  bool active_balance = false; // an active balance is queued on this CPU's stopper
+  int push_cpu = -1;           // where it pushes a task
   sim::Rng sched_rnd_state;    // sched_rng(): this CPU's draws (NI_RANDOM)
 };
 

@@ -2,9 +2,12 @@
 // (sd_init, degenerate levels) and the x86 levels SMT -> MC (LLC) -> PKG -> NUMA.
 #include <algorithm>
 #include <iterator>
+#include <map>
+#include <memory>
 #include <utility>
 
 #include "kernel/kernel_impl.h"
+#include "kernel/sched/fair_balance.h"
 #include "kernel/sched/sched.h"
 
 namespace kernel {
@@ -25,6 +28,7 @@ struct shared_group {
   int child_id;                // the child level's id of its CPUs
   std::span<const int> cpus;   // ascending
   const lb_sum* sum;           // KernelImpl::lb_sums of exactly these CPUs, or nullptr
+                               // (one CPU, or levels that do not nest here)
   int cores;                   // sched_group::cores
 };
 
@@ -37,14 +41,15 @@ void build_sched_domains(KernelImpl* k) {
   const int n = t.nr_cpus;
   std::vector<int> cpu_id(n), all(n, 0);
   for (int c = 0; c < n; ++c) cpu_id[c] = c;
-  // The group sums (simulator-only, see KernelImpl::lb_sums): per CPU, core, LLC and socket,
-  // from lb_view as it is now; each CPU counts in the four that hold it.
+  // The group sums (simulator-only, see KernelImpl::lb_sums): per core, LLC and socket, from
+  // lb_view as it is now; each CPU counts in the three that hold it. A group of one CPU
+  // has no sum: it reads the CPU's lb_view entry, which is what the sum would hold.
   const std::vector<int>* kinds[4] = {&cpu_id, &t.core_of, &t.llc_of, &t.socket_of};
   std::vector<size_t> cpus_with[4];  // per kind and id: how many CPUs have that id
   for (int kind = 0; kind < 4; ++kind) {
     const std::vector<int>& id = *kinds[kind];
     const size_t ids = static_cast<size_t>(*std::max_element(id.begin(), id.end()) + 1);
-    k->lb_sums[kind].assign(ids, lb_sum{});
+    k->lb_sums[kind].assign(kind ? ids : 0, lb_sum{});
     cpus_with[kind].assign(ids, 0);
     for (int i : id) cpus_with[kind][static_cast<size_t>(i)]++;
   }
@@ -59,9 +64,9 @@ void build_sched_domains(KernelImpl* k) {
   for (int c = 0; c < n; ++c) k->llc_nr_idle_scan[static_cast<size_t>(t.llc_of[c])]++;
   for (int c = 0; c < n; ++c) {
     const lb_cpu& v = k->lb_view[c];
-    for (int kind = 0; kind < 4; ++kind) {
+    for (int kind = 1; kind < 4; ++kind) {
       lb_sum* s = &k->lb_sums[kind][static_cast<size_t>((*kinds[kind])[c])];
-      k->lb_sums_of[c][kind] = s;
+      k->lb_sums_of[c][static_cast<size_t>(kind - 1)] = s;
       s->add(v);
     }
   }
@@ -134,11 +139,16 @@ void build_sched_domains(KernelImpl* k) {
         } else {
           cpus = k->sd_spans[l.child - 1][static_cast<size_t>(cid)];
         }
-        gs.push_back({cid, cpus, whole ? &k->lb_sums[l.child][static_cast<size_t>(cid)] : nullptr, cores});
+        gs.push_back({cid, cpus, whole && l.child ? &k->lb_sums[l.child][static_cast<size_t>(cid)] : nullptr, cores});
       }
     }
   }
   std::vector<std::pair<int64_t, size_t>> met;
+  k->sd_group_lists.clear();
+  // Per level and domain id: the group lists built so far, by the order of their groups.
+  std::vector<std::map<std::vector<size_t>, const KernelImpl::sd_group_list*>> lists_of[4];
+  for (int li = 0; li < 4; ++li) lists_of[li].resize(k->sd_spans[li].size());
+  std::vector<size_t> order;
   for (int cpu = 0; cpu < n; ++cpu) {
     rq* rq = k->rq_of(cpu);
     rq->sd.clear();
@@ -169,16 +179,28 @@ void build_sched_domains(KernelImpl* k) {
       }
       std::sort(met.begin(), met.end());
       const int child_id = (*kinds[l.child])[cpu];
-      sd.groups.reserve(gs.size());
-      sd.group_sum.reserve(gs.size());
-      sd.group_cores.reserve(gs.size());
-      for (const auto& m : met) {
-        const shared_group& sg = gs[m.second];
-        if (sg.child_id == child_id) sd.local = sd.groups.size();
-        sd.groups.push_back(sg.cpus);
-        sd.group_sum.push_back(sg.sum);
-        sd.group_cores.push_back(sg.cores);
+      order.clear();
+      for (size_t i = 0; i < met.size(); ++i) {
+        order.push_back(met[i].second);
+        if (gs[met[i].second].child_id == child_id) sd.local = i;
       }
+      const KernelImpl::sd_group_list*& list = lists_of[li][id][order];
+      if (!list) {
+        auto made = std::make_unique<KernelImpl::sd_group_list>();
+        made->groups.reserve(gs.size());
+        made->sum.reserve(gs.size());
+        made->cores.reserve(gs.size());
+        for (size_t g : order) {
+          made->groups.push_back(gs[g].cpus);
+          made->sum.push_back(gs[g].sum);
+          made->cores.push_back(gs[g].cores);
+        }
+        list = made.get();
+        k->sd_group_lists.push_back(std::move(made));
+      }
+      sd.groups = list->groups;
+      sd.group_sum = list->sum;
+      sd.group_cores = list->cores;
       // A group's flags are its child domain's: SMT cores share capacity.
       sd.groups_share_capacity = !rq->sd.empty() && rq->sd.back().share_cpucapacity;
       sd.span = span;
@@ -218,6 +240,7 @@ void build_sched_domains(KernelImpl* k) {
         sd.imb_numa_nr = imb * std::max(1, sd.span_weight / imb_span);
       }
     }
+    sd_idle_next_balance_update(rq);
     // update_top_cache_domain(): the highest domain sharing the LLC and its size, kept per
     // CPU so that wakeups do not walk the domains for them.
     rq->sd_llc = nullptr;

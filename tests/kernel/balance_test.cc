@@ -54,6 +54,34 @@ TEST(LbView, EqualsTheRunqueuesThroughoutABusyRun) {
   EXPECT_GT(run_checking_view(48, 60, 20, 50000, 200 * sim::kNsecPerMsec), 10000u);
 }
 
+// The rq's copy of update_next_balance() for its lowest domain at idle intervals
+// (rq::sd_idle_next_balance, what the newly-idle quick path reads) stays equal to the domain's
+// last_balance + get_sd_balance_interval() while periodic balancing moves last_balance on
+// and doubles and resets balance_interval, and newly-idle balancing resets it. 48 CPUs of
+// genoa with sleepers and hogs, checked every 50 us.
+TEST(Domains, TheIdleNextBalanceCopyFollowsTheLowestDomainThroughABusyRun) {
+  hw::Machine m;
+  ASSERT_TRUE(hw::load_machine("genoa", &m).ok());
+  ASSERT_TRUE(hw::restrict_cpus(&m, 48).ok());
+  Sim s(m);
+  for (int i = 0; i < 60; ++i) s.spawn(kernel::TaskAttr{}, sleeper);
+  for (int i = 0; i < 20; ++i) s.spawn(kernel::TaskAttr{}, hog);
+  s.k->start();
+  unsigned backed_off = 0, balanced = 0;  // times a lowest domain was seen so
+  for (sim::Time t = 50000; t <= 200 * sim::kNsecPerMsec; t += 50000) {
+    s.engine.run_until(t);
+    testing_support::check_sd_idle_next_balance(*s.k);
+    if (::testing::Test::HasFailure()) FAIL() << "at t=" << t;
+    for (int c = 0; c < s.k->nr_cpus(); ++c) {
+      const kernel::sched_domain& sd = s.k->rq_of(c)->sd[0];
+      backed_off += sd.balance_interval != sd.min_interval;
+      balanced += sd.last_balance != 0;
+    }
+  }
+  EXPECT_GT(backed_off, 0u);
+  EXPECT_GT(balanced, 0u);
+}
+
 // build_sched_domains()' imb_numa_nr on the 2-socket Genoa: the socket holds 12 LLCs, so
 // it and the NUMA level above it (as wide as the first NUMA level) allow 12 tasks.
 TEST(Domains, NumaImbalanceAllowanceIsOneTaskPerLlcOfTheNode) {

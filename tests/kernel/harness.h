@@ -13,6 +13,7 @@
 
 #include "hw/machine.h"
 #include "kernel/kernel_impl.h"
+#include "kernel/sched/fair_balance.h"
 #include "kernel/sched/pelt.h"
 #include "sim/engine.h"
 #include "user/thread.h"
@@ -87,6 +88,18 @@ struct Sim {
   std::list<std::function<user::Program(user::Thread&)>> programs;
 };
 
+// Each rq's copy of its lowest domain's idle next balance (rq::sd_idle_next_balance) equals
+// what update_next_balance() computes from the domain.
+inline void check_sd_idle_next_balance(const kernel::KernelImpl& k) {
+  for (int c = 0; c < k.nr_cpus(); ++c) {
+    const kernel::rq& rq = k.cpu_rq(c);
+    if (rq.sd.empty()) continue;
+    EXPECT_EQ(rq.sd_idle_next_balance,
+              rq.sd[0].last_balance + kernel::get_sd_balance_interval(&k, rq.sd[0], false))
+        << "cpu " << c;
+  }
+}
+
 // The packed per-CPU view that load balancing reads (KernelImpl::lb_view) equals the runqueues,
 // and the group sums kept from it (KernelImpl::lb_sums) equal the sums over each group's CPUs.
 inline void check_lb_view(const kernel::KernelImpl& k) {
@@ -98,8 +111,8 @@ inline void check_lb_view(const kernel::KernelImpl& k) {
     EXPECT_EQ(v.util, kernel::cpu_util_cfs(&rq)) << "cpu " << c;
     EXPECT_EQ(v.runnable, kernel::cpu_runnable(&rq)) << "cpu " << c;
     EXPECT_EQ(v.h_nr_runnable, rq.cfs.h_nr_runnable) << "cpu " << c;
-    EXPECT_EQ(v.curr_idle, rq.curr == rq.idle) << "cpu " << c;
-    EXPECT_EQ(v.wake_pending, !rq.ex.wake_list.empty()) << "cpu " << c;
+    EXPECT_EQ(bool{v.curr_idle}, rq.curr == rq.idle) << "cpu " << c;
+    EXPECT_EQ(bool{v.wake_pending}, !rq.ex.wake_list.empty()) << "cpu " << c;
   }
   // Every sched group's kept sums equal the sums over its CPUs; the local group holds c.
   for (int c = 0; c < k.nr_cpus(); ++c) {
@@ -134,6 +147,7 @@ inline void check_lb_view(const kernel::KernelImpl& k) {
 // its entity on its CPU's cfs_rq; the load-balancing view matches the runqueues.
 inline void check_invariants(const kernel::KernelImpl& k, sim::Time elapsed) {
   check_lb_view(k);
+  check_sd_idle_next_balance(k);
   // RT push/pull bookkeeping: pushable = queued, not running, allowed on several CPUs.
   unsigned overloaded = 0;
   for (int c = 0; c < k.nr_cpus(); ++c) {

@@ -4,6 +4,7 @@
 // blocks on a machine whose rqs take huge pages.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <set>
 #include <vector>
@@ -25,6 +26,39 @@ TEST(Layout, EveryRqAndTaskStartsACacheLine) {
     EXPECT_EQ(addr(sim.k->cpu_rq(cpu).idle) % 64, 0u) << "idle task of CPU " << cpu;
   }
   for (const auto& p : sim.k->tasks()) EXPECT_EQ(addr(p.get()) % 64, 0u) << p->comm;
+}
+
+// What the newly-idle balance and the periodic walk over the domains read of each domain
+// (the balance timing and the newly-idle statistics) is its first cache line, and every
+// domain starts one.
+TEST(Layout, ADomainsBalanceTimingIsItsFirstCacheLine) {
+  using kernel::sched_domain;
+  EXPECT_EQ(alignof(sched_domain), 64u);
+  for (size_t end : {offsetof(sched_domain, last_balance) + 8, offsetof(sched_domain, max_newidle_lb_cost) + 8,
+                     offsetof(sched_domain, last_decay_max_lb_cost) + 8, offsetof(sched_domain, balance_interval) + 4,
+                     offsetof(sched_domain, busy_factor) + 4, offsetof(sched_domain, min_interval) + 4,
+                     offsetof(sched_domain, max_interval) + 4, offsetof(sched_domain, span_weight) + 4,
+                     offsetof(sched_domain, nr_balance_failed) + 4, offsetof(sched_domain, newidle_ratio) + 4})
+    EXPECT_LE(end, 64u);
+}
+
+// A CPU going idle and coming back (cpu_switch(), the newly-idle quick path) reads and writes
+// these rq fields: one cache line of the rq.
+TEST(Layout, TheRqsIdleEntryAndExitFieldsShareACacheLine) {
+  using kernel::rq;
+  const size_t line = offsetof(rq, idle_stamp) / 64;
+  EXPECT_EQ((offsetof(rq, avg_idle) + 7) / 64, line);
+  EXPECT_EQ((offsetof(rq, max_idle_balance_cost) + 7) / 64, line);
+  EXPECT_EQ((offsetof(rq, sd_idle_next_balance) + 7) / 64, line);
+  EXPECT_EQ((offsetof(rq, sd) + sizeof(rq::sd) - 1) / 64, line);
+}
+
+// lb_view, which lb_view_update() writes on nearly every event and idle-CPU searches scan:
+// 32 bytes a CPU, aligned, so no entry is split over two cache lines.
+TEST(Layout, EveryLbViewEntryLiesInOneCacheLine) {
+  testing_support::Sim sim(testing_support::flat_machine(6));
+  EXPECT_EQ(sizeof(kernel::lb_cpu), 32u);
+  for (const kernel::lb_cpu& v : sim.k->lb_view) EXPECT_EQ(addr(&v) % 32, 0u);
 }
 
 TEST(TaskArena, TasksLieOneAfterTheOtherInBlocksGrowingFrom64) {

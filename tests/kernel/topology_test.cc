@@ -163,4 +163,27 @@ TEST(Topologies, TheCpusOfASpanShareItsGroupsAndSpanStorage) {
   }
 }
 
+// A domain's group list (groups, group_sum, group_cores) is stored once for every CPU that
+// meets the groups in the same order: on genoa (siblings numbered 192 apart) the CPUs of one
+// child span (a core's two threads for MC, an LLC's 16 for PKG, a node's 192 for NUMA) share
+// it, so a balance reads lists the other CPUs of the span keep in the cache.
+TEST(Topologies, TheCpusOfAChildSpanShareTheirDomainsGroupList) {
+  hw::Machine m;
+  ASSERT_TRUE(hw::load_machine("genoa", &m).ok());
+  testing_support::Sim sim(m);
+  const kernel::KernelImpl& k = *sim.k;
+  for (int cpu = 0; cpu < k.nr_cpus(); ++cpu) {
+    const auto& sds = k.cpu_rq(cpu).sd;
+    ASSERT_EQ(sds.size(), 4u);
+    for (size_t l = 1; l < sds.size(); ++l) {
+      const kernel::sched_domain& first = k.cpu_rq(sds[l - 1].span.front()).sd[l];
+      EXPECT_EQ(sds[l].groups.data(), first.groups.data()) << "cpu " << cpu << " " << sds[l].name;
+      EXPECT_EQ(sds[l].group_sum.data(), first.group_sum.data()) << "cpu " << cpu << " " << sds[l].name;
+      EXPECT_EQ(sds[l].group_cores.data(), first.group_cores.data()) << "cpu " << cpu << " " << sds[l].name;
+    }
+  }
+  // SMT: 384 lists (each CPU first); MC: one per core (192); PKG: one per LLC (24); NUMA: 2.
+  EXPECT_EQ(k.sd_group_lists.size(), 384u + 192u + 24u + 2u);
+}
+
 }  // namespace
