@@ -432,8 +432,9 @@ struct alignas(64) rq {
   softirq_cpu softirq;
   u64 last_blocked_load_update_tick = 0;  // jiffies
   // What a CPU going idle and coming back reads and writes (cpu_switch(), the newly-idle
-  // balance's quick path), in one cache line.
-  u64 idle_stamp = 0;
+  // balance's quick path), in one cache line of their own (56 bytes), wherever the fields
+  // above end.
+  alignas(64) u64 idle_stamp = 0;
   u64 avg_idle = 1000000;      // EWMA of idle durations, ns (2 x migration cost at boot)
   // The dearest newly-idle balance pass (all its domains) seen, or the sum of the domains'
   // max_newidle_lb_cost at their decay, never below sysctl_sched_migration_cost; avg_idle
