@@ -1,5 +1,6 @@
 // Google Benchmarks: the engine's event loop (re-armed timers, as CPUs use them), a whole
-// small simulation, load balancing on 384 and 4096 CPUs, and the OLTP load's steps.
+// small simulation, load balancing on 384 and 4096 CPUs, the OLTP load's steps, and setting
+// up a thread per CPU on 1024 and 8192 CPUs.
 // `schedlab bench --scenario NAME` measures whole scenarios.
 #include <benchmark/benchmark.h>
 
@@ -86,6 +87,16 @@ void BM_OltpGenoa(benchmark::State& state) {
   run_scenario(state, {"workload=oltp", "machine=genoa", "duration=50ms"});
 }
 BENCHMARK(BM_OltpGenoa)->Unit(benchmark::kMillisecond);
+
+// Setting up a wide machine: its domains and one hog forked per CPU (each fork's affinity,
+// cpuset and mm_cid state), then 1 ms simulated: synth:4x128x2 (1024 CPUs) and
+// synth:16x256x2 (8192). Linear in the CPUs: a fork reads no whole CPU mask.
+void BM_SetupThreadPerCpu(benchmark::State& state) {
+  const int cpus = static_cast<int>(state.range(0));
+  run_scenario(state, {"workload=hog", cpus == 1024 ? "machine=synth:4x128x2" : "machine=synth:16x256x2",
+                       "threads=" + std::to_string(cpus), "duration=1ms"});
+}
+BENCHMARK(BM_SetupThreadPerCpu)->Arg(1024)->Arg(8192)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 // docs/model.md, "Task groups".
 #include <algorithm>
 #include <cassert>
+#include <cstring>
 
 #include "kernel/kernel_impl.h"
 #include "kernel/sched/sched.h"
@@ -65,8 +66,8 @@ void KernelImpl::restrict_to_cpuset(task_struct* p) const {
   if (!tg) return;  // the root cpuset: every CPU
   const std::vector<uint8_t>& eff = tg->effective_cpus;
   // A cpuset of every CPU (an autogroup's, the default) leaves a non-empty mask as it is; the
-  // test is a byte scan where the loops below read a bit at a time.
-  if (p->nr_cpus_allowed > 0 && std::find(eff.begin(), eff.end(), 0) == eff.end()) return;
+  // test is a vectorised byte scan where the loops below read a bit at a time.
+  if (p->nr_cpus_allowed > 0 && !std::memchr(eff.data(), 0, eff.size())) return;
   bool any = false;
   for (size_t c = 0; c < eff.size(); ++c) any |= p->cpus_mask[c] && eff[c];
   for (size_t c = 0; c < eff.size(); ++c) p->cpus_mask[c] = any ? (p->cpus_mask[c] && eff[c]) : eff[c];
