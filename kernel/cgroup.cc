@@ -66,12 +66,18 @@ void KernelImpl::restrict_to_cpuset(task_struct* p) const {
   if (!tg) return;  // the root cpuset: every CPU
   const std::vector<uint8_t>& eff = tg->effective_cpus;
   // A cpuset of every CPU (an autogroup's, the default) leaves a non-empty mask as it is; the
-  // test is a vectorised byte scan where the loops below read a bit at a time.
+  // test is a vectorised byte scan where the loop below visits every CPU.
   if (p->nr_cpus_allowed > 0 && !std::memchr(eff.data(), 0, eff.size())) return;
   bool any = false;
-  for (size_t c = 0; c < eff.size(); ++c) any |= p->cpus_mask[c] && eff[c];
-  for (size_t c = 0; c < eff.size(); ++c) p->cpus_mask[c] = any ? (p->cpus_mask[c] && eff[c]) : eff[c];
-  p->nr_cpus_allowed = static_cast<int>(std::count(p->cpus_mask.begin(), p->cpus_mask.end(), 1));
+  p->cpus_mask.for_each([&](int c) { any |= eff[static_cast<size_t>(c)] != 0; });
+  for (size_t c = 0; c < eff.size(); ++c) {
+    const int cpu = static_cast<int>(c);
+    if (eff[c] && (!any || p->cpus_mask.test(cpu)))
+      p->cpus_mask.set(cpu);
+    else
+      p->cpus_mask.clear(cpu);
+  }
+  p->nr_cpus_allowed = p->cpus_mask.weight();
 }
 
 }  // namespace kernel

@@ -63,8 +63,8 @@ KernelImpl::KernelImpl(sim::Engine* engine, const hw::Machine& machine, const Ke
     idle->se.cfs_rq = &rq->cfs;
     idle->on_cpu = true;
     idle->prio = MAX_RT_PRIO + 40;
-    idle->cpus_mask.assign(n, 0);
-    idle->cpus_mask[cpu] = 1;
+    idle->cpus_mask.assign(n, false);
+    idle->cpus_mask.set(cpu);
     idle->nr_cpus_allowed = 1;
     idle->se.owner = idle.get();
     rq->idle = idle.get();
@@ -262,15 +262,9 @@ TaskArena::Ptr KernelImpl::alloc_task(int tgid, const TaskAttr& attr) {
   p->rt_priority = rt_policy(attr.policy) ? attr.rt_priority : 0;
   p->prio = rt_policy(attr.policy) ? MAX_RT_PRIO - 1 - attr.rt_priority : DEFAULT_PRIO + p->nice;
   p->sched_class = rt_policy(attr.policy) ? &rt_sched_class : &fair_sched_class;
-  // Counted as the bits are set: a count over the whole mask per fork made creating a task on
-  // every CPU of a wide machine quadratic.
   p->cpus_mask.assign(nr_cpus(), attr.cpus.empty());
-  p->nr_cpus_allowed = attr.cpus.empty() ? nr_cpus() : 0;
-  for (int c : attr.cpus)
-    if (!p->cpus_mask[c]) {
-      p->cpus_mask[c] = true;
-      p->nr_cpus_allowed++;
-    }
+  for (int c : attr.cpus) p->cpus_mask.set(c);
+  p->nr_cpus_allowed = p->cpus_mask.weight();
   if (const int group = attr.group ? attr.group : current_group_)
     p->sched_task_group = task_groups[static_cast<size_t>(group - 1)].get();
   else
@@ -278,8 +272,7 @@ TaskArena::Ptr KernelImpl::alloc_task(int tgid, const TaskAttr& attr) {
   restrict_to_cpuset(p.get());
   // Its first allowed CPU: the first CPU of its own mask, else the cpuset's first.
   int first = attr.cpus.empty() ? 0 : attr.cpus.front();
-  if (!p->cpus_mask[static_cast<size_t>(first)])
-    first = static_cast<int>(std::find(p->cpus_mask.begin(), p->cpus_mask.end(), 1) - p->cpus_mask.begin());
+  if (!p->cpus_mask.test(first)) first = p->cpus_mask.first();
   __set_task_cpu(p.get(), first);
   p->__state = TASK_RUNNING;
   set_load_weight(p.get());

@@ -283,8 +283,8 @@ static int select_task_rq(KernelImpl* k, task_struct* p, int cpu, int wake_flags
   if (!cls) cls = p->sched_class;
   if (p->nr_cpus_allowed > 1) cpu = cls->select_task_rq(k, p, cpu, wake_flags, waker_cpu);
   if (!task_allowed_on(p, cpu)) {
-    for (int c = 0; c < static_cast<int>(p->cpus_mask.size()); ++c)
-      if (p->cpus_mask[c]) return c;  // select_fallback_rq()
+    const int c = p->cpus_mask.first();  // select_fallback_rq()
+    if (c < p->cpus_mask.size()) return c;
   }
   return cpu;
 }

@@ -56,14 +56,15 @@ bool mm_cid_init(KernelImpl* k, mm_struct* mm) {
 
 void mm_set_cpus_allowed(mm_struct* mm, const task_struct* t) {
   mm_mm_cid& c = mm->cid;
-  // The union only grows: once it holds every CPU no mask adds one (and forking a thread on
-  // each CPU of a wide machine does not read a whole mask per fork).
+  // The union only grows: once it holds every CPU no mask adds one. Otherwise the walk is a
+  // word per 64 CPUs and a step per CPU of t's mask.
   if (static_cast<size_t>(c.nr_cpus_allowed) == c.cpus_allowed.size()) return;
-  for (size_t cpu = 0; cpu < t->cpus_mask.size(); ++cpu)
-    if (t->cpus_mask[cpu] && !c.cpus_allowed[cpu]) {
-      c.cpus_allowed[cpu] = 1;
+  t->cpus_mask.for_each([&c](int cpu) {
+    if (!c.cpus_allowed[static_cast<size_t>(cpu)]) {
+      c.cpus_allowed[static_cast<size_t>(cpu)] = 1;
       c.nr_cpus_allowed++;
     }
+  });
 }
 
 bool cidmask_test_and_set(mm_struct* mm, unsigned cid) {

@@ -10,6 +10,7 @@
 
 #include "kernel/config.h"
 #include "kernel/interrupt.h"
+#include "kernel/sched/cpumask.h"
 #include "kernel/sched/fair_bandwidth.h"
 #include "kernel/sched/mm_cid.h"
 #include "kernel/uapi.h"
@@ -232,7 +233,7 @@ struct alignas(64) task_struct {
   int pid = 0;
   int tgid = 0;
   int nr_cpus_allowed = 0;
-  std::vector<bool> cpus_mask;       // allowed CPUs: a bitmap, as cpumask_t (1 KB at 8192 CPUs)
+  cpumask cpus_mask;                 // allowed CPUs (1 KB at 8192 CPUs)
   std::string comm;
   sim::Timer sleep_timer;            // hrtimer of nanosleep
   task_struct* futex_next = nullptr; // futex wait queue link
@@ -483,7 +484,7 @@ unsigned nr_running_with_delayed(const rq* rq);
 bool sched_idle_rq(const rq* rq);
 bool sched_idle_cpu(KernelImpl* k, int cpu);
 // cpumask_test_cpu(cpu, p->cpus_ptr): inline, select_idle_cpu() and balancing test it per CPU.
-inline bool task_allowed_on(const task_struct* p, int cpu) { return p->cpus_mask[static_cast<size_t>(cpu)]; }
+inline bool task_allowed_on(const task_struct* p, int cpu) { return p->cpus_mask.test(cpu); }
 void move_queued_task(rq* src, task_struct* p, rq* dst);
 // The migration alone, without the wakeup preemption check (the caller reschedules).
 void move_queued_task_locked(rq* src, task_struct* p, rq* dst);

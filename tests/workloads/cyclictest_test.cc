@@ -51,8 +51,7 @@ void setup_on_small4(const std::string& workload, std::map<std::string, std::str
     *policy = t->policy;
     *prio = t->rt_priority;
     if (t->nr_cpus_allowed != 1) continue;
-    for (int c = 0; c < k.nr_cpus(); ++c)
-      if (t->cpus_mask[c]) pinned_cpus->insert(c);
+    t->cpus_mask.for_each([&](int c) { pinned_cpus->insert(c); });
   }
 }
 
