@@ -92,10 +92,11 @@ static inline bool pelt_unit_elapsed(u64 now, const sched_avg* sa) {
 }
 
 // update_cfs_rq_load_avg(): take out what left from other CPUs, then decay/accumulate.
-static int update_cfs_rq_load_avg(u64 now, cfs_rq* cfs) {
+// Inlined into update_load_avg(), which runs it on every tick of a busy CPU.
+[[gnu::always_inline]] static inline int update_cfs_rq_load_avg(u64 now, cfs_rq* cfs) {
   sched_avg* sa = &cfs->avg;
   int decayed = 0;
-  if (cfs->removed.nr) {
+  if (cfs->removed.nr) [[unlikely]] {
     const uint32_t divider = get_pelt_divider(sa);
     const unsigned long load = cfs->removed.load_avg, util = cfs->removed.util_avg,
                         runnable = cfs->removed.runnable_avg;
