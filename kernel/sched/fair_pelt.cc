@@ -82,11 +82,21 @@ static void detach_entity_load_avg(cfs_rq* cfs, sched_entity* se) {
   add_tg_cfs_propagate(cfs, -static_cast<long>(se->avg.load_sum));
 }
 
+// Whether ___update_load_sum() would change sa at `now`: it returns at once, changing
+// nothing, when less than a PELT unit (1024 ns) passed since the sums' last update. A clock
+// gone back (a negative delta, huge as u64) is not that case: it resets last_update_time.
+// Several updates in one event (the tick's, then the switch's put_prev/set_next at the same
+// rq clock) skip the call this way.
+static inline bool pelt_unit_elapsed(u64 now, const sched_avg* sa) {
+  return now - sa->last_update_time >= 1024;
+}
+
 // update_cfs_rq_load_avg(): take out what left from other CPUs, then decay/accumulate.
-static int update_cfs_rq_load_avg(u64 now, cfs_rq* cfs) {
+// Inlined into update_load_avg(), which runs it on every tick of a busy CPU.
+[[gnu::always_inline]] static inline int update_cfs_rq_load_avg(u64 now, cfs_rq* cfs) {
   sched_avg* sa = &cfs->avg;
   int decayed = 0;
-  if (cfs->removed.nr) {
+  if (cfs->removed.nr) [[unlikely]] {
     const uint32_t divider = get_pelt_divider(sa);
     const unsigned long load = cfs->removed.load_avg, util = cfs->removed.util_avg,
                         runnable = cfs->removed.runnable_avg;
@@ -103,7 +113,7 @@ static int update_cfs_rq_load_avg(u64 now, cfs_rq* cfs) {
     add_tg_cfs_propagate(cfs, -static_cast<long>((static_cast<u64>(runnable) * divider) >> SCHED_CAPACITY_SHIFT));
     decayed = 1;
   }
-  decayed |= __update_load_avg_cfs_rq(now, cfs);
+  if (pelt_unit_elapsed(now, sa)) decayed |= __update_load_avg_cfs_rq(now, cfs);
   return decayed;
 }
 
@@ -217,7 +227,8 @@ static int propagate_entity_load_avg(sched_entity* se) {
 // The balancer's view follows the runqueue's averages.
 void update_load_avg(cfs_rq* cfs, sched_entity* se, int flags) {
   const u64 now = cfs_rq_clock_pelt(cfs);
-  if (se->avg.last_update_time && !(flags & SKIP_AGE_LOAD)) __update_load_avg_se(now, cfs, se);
+  if (se->avg.last_update_time && !(flags & SKIP_AGE_LOAD) && pelt_unit_elapsed(now, &se->avg))
+    __update_load_avg_se(now, cfs, se);
   int decayed = update_cfs_rq_load_avg(now, cfs);
   decayed |= propagate_entity_load_avg(se);
   if (!se->avg.last_update_time && (flags & DO_ATTACH)) {

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "kernel/sched/fair_internal.h"
 #include "kernel/sched/pelt.h"
 #include "tests/kernel/harness.h"
 
@@ -175,6 +176,39 @@ TEST(Pelt, RunqueueSumsHoldWhenTheBalancerMovesQueuedTasks) {
   // Fork placement leaves 4, 2, 2, 2 hogs on the CPUs; the balancer's moves even out and
   // keep the load (5 here; 3 are enough to exercise detach and attach).
   EXPECT_GE(check_runqueue_sums(s, 500 * kNsecPerMsec), 3u);
+}
+
+// update_load_avg() brings the sums to the rq clock in whole PELT units (1024 ns): a second
+// call within the unit, as the switch after a tick makes for prev and the runqueue, leaves
+// every average as it was; a sum stamped later than the clock (a clock gone back) is
+// re-stamped at the clock, not left alone.
+TEST(Pelt, UpdateLoadAvgWithinAPeltUnitChangesNothingAndAClockGoneBackRestamps) {
+  Sim s(testing_support::flat_machine(1), testing_support::no_autogroup());
+  const int pid = s.spawn({}, hog);
+  s.run(30 * kNsecPerMsec + 123456);
+  kernel::rq* rq = s.k->rq_of(0);
+  kernel::update_rq_clock(rq);
+  auto& se = const_cast<kernel::sched_entity&>(s.task(pid).se);
+  ASSERT_EQ(rq->cfs.curr, &se);
+  kernel::update_load_avg(&rq->cfs, &se, kernel::UPDATE_TG);
+  const kernel::sched_avg se_avg = se.avg, rq_avg = rq->cfs.avg;
+  kernel::update_load_avg(&rq->cfs, &se, kernel::UPDATE_TG);
+  kernel::update_load_avg(&rq->cfs, &se, 0);
+  for (const auto& [now, then] : {std::pair{&se.avg, &se_avg}, std::pair{&rq->cfs.avg, &rq_avg}}) {
+    EXPECT_EQ(now->last_update_time, then->last_update_time);
+    EXPECT_EQ(now->load_sum, then->load_sum);
+    EXPECT_EQ(now->runnable_sum, then->runnable_sum);
+    EXPECT_EQ(now->util_sum, then->util_sum);
+    EXPECT_EQ(now->period_contrib, then->period_contrib);
+    EXPECT_EQ(now->load_avg, then->load_avg);
+    EXPECT_EQ(now->util_avg, then->util_avg);
+  }
+  const uint64_t clock = kernel::cfs_rq_clock_pelt(&rq->cfs);
+  se.avg.last_update_time = clock + 5000;
+  rq->cfs.avg.last_update_time = clock + 5000;
+  kernel::update_load_avg(&rq->cfs, &se, 0);
+  EXPECT_EQ(se.avg.last_update_time, clock);
+  EXPECT_EQ(rq->cfs.avg.last_update_time, clock);
 }
 
 }  // namespace
