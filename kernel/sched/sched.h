@@ -192,8 +192,8 @@ struct mm_struct;
 struct alignas(64) task_struct {
   // Fields are ordered hot first, and the struct starts a cache line: a tick or switch on a
   // wide machine finds the running task cold in the cache, so what the tick, the switch and
-  // the return to user read (the simulated CPU state, flags, class, group, mm_cid, se, the
-  // slice-extension flags and the run/wait statistics) is packed into the first lines, and
+  // the return to user read (the simulated CPU state, flags, class, group, mm_cid, prio, rt,
+  // se, the slice-extension flags and the run/wait statistics) is packed into the first lines, and
   // what only creation, wakeups, sleeps and reports read comes last.
   // Simulated CPU state of this task (valid when it is not running user code).
   ExecKind exec = ExecKind::Start;
@@ -226,8 +226,9 @@ struct alignas(64) task_struct {
   mm_cid_task mm_cid;                // rseq concurrency ID (kernel/sched/mm_cid.h)
   int prio = DEFAULT_PRIO;           // effective: 99 - rt_priority for RT, 120 + nice for fair
   int nice = 0;
-  sched_entity se;
+  // With prio in one cache line: an RT enqueue or dequeue reads prio and writes run_list.
   sched_rt_entity rt;
+  sched_entity se;
   int rt_priority = 0;
   slice_ext_task slice;
   task_stats stats;
