@@ -10,12 +10,49 @@
 
 namespace kernel {
 
-static void rt_bitmap_set(rt_rq* rt, int prio) { rt->bitmap[prio / 64] |= 1ULL << (prio % 64); }
-static void rt_bitmap_clear(rt_rq* rt, int prio) { rt->bitmap[prio / 64] &= ~(1ULL << (prio % 64)); }
+static void rt_bitmap_set(rt_rq* rt, int prio) { rt->active.bitmap[prio / 64] |= 1ULL << (prio % 64); }
+static void rt_bitmap_clear(rt_rq* rt, int prio) { rt->active.bitmap[prio / 64] &= ~(1ULL << (prio % 64)); }
+// sched_find_first_bit() of the active bitmap: the most important queued priority.
 static int rt_first_prio(const rt_rq* rt) {
-  if (rt->bitmap[0]) return __builtin_ctzll(rt->bitmap[0]);
-  if (rt->bitmap[1]) return 64 + __builtin_ctzll(rt->bitmap[1]);
+  if (rt->active.bitmap[0]) return __builtin_ctzll(rt->active.bitmap[0]);
+  if (rt->active.bitmap[1]) return 64 + __builtin_ctzll(rt->active.bitmap[1]);
   return MAX_RT_PRIO;
+}
+
+// list_add() / list_add_tail() of p's run_list to a priority's list.
+static void rt_list_add(rt_prio_list* q, task_struct* p) {
+  p->rt.run_list.prev = nullptr;
+  p->rt.run_list.next = q->head;
+  if (q->head)
+    q->head->rt.run_list.prev = p;
+  else
+    q->tail = p;
+  q->head = p;
+}
+
+static void rt_list_add_tail(rt_prio_list* q, task_struct* p) {
+  p->rt.run_list.next = nullptr;
+  p->rt.run_list.prev = q->tail;
+  if (q->tail)
+    q->tail->rt.run_list.next = p;
+  else
+    q->head = p;
+  q->tail = p;
+}
+
+// list_del_init() of p's run_list from its priority's list.
+static void rt_list_del(rt_prio_list* q, task_struct* p) {
+  task_struct* next = p->rt.run_list.next;
+  task_struct* prev = p->rt.run_list.prev;
+  if (prev)
+    prev->rt.run_list.next = next;
+  else
+    q->head = next;
+  if (next)
+    next->rt.run_list.prev = prev;
+  else
+    q->tail = prev;
+  p->rt.run_list = {};
 }
 
 // ---- Pushable tasks and the overload mask (enqueue/dequeue_pushable_task, rt_set_overload) ----
@@ -42,9 +79,9 @@ static void dequeue_pushable_task(rq* rq, task_struct* p) {
 static task_struct* pick_highest_pushable_task(rq* rq, int cpu) {
   if (!rq->rt.overloaded) return nullptr;
   for (int w = 0; w < 2; ++w) {
-    for (uint64_t bits = rq->rt.bitmap[w]; bits; bits &= bits - 1) {
+    for (uint64_t bits = rq->rt.active.bitmap[w]; bits; bits &= bits - 1) {
       const int prio = w * 64 + __builtin_ctzll(bits);
-      for (task_struct* p : rq->rt.queue[prio])
+      for (task_struct* p = rq->rt.active.queue[prio].head; p; p = p->rt.run_list.next)
         if (p->rt.pushable && (cpu < 0 || task_allowed_on(p, cpu))) return p;
     }
   }
@@ -62,11 +99,11 @@ static void update_curr_rt(rq* rq) {
 
 static void enqueue_task_rt(rq* rq, task_struct* p, int flags) {
   rt_rq* rt = &rq->rt;
-  auto& q = rt->queue[p->prio];
+  rt_prio_list* q = &rt->active.queue[p->prio];
   if (flags & ENQUEUE_HEAD)
-    q.insert(q.begin(), p);
+    rt_list_add(q, p);
   else
-    q.push_back(p);
+    rt_list_add_tail(q, p);
   rt_bitmap_set(rt, p->prio);
   rt->rt_nr_running++;
   rt->highest_prio = rt_first_prio(rt);
@@ -78,11 +115,10 @@ static void enqueue_task_rt(rq* rq, task_struct* p, int flags) {
 static bool dequeue_task_rt(rq* rq, task_struct* p, int /*flags*/) {
   rt_rq* rt = &rq->rt;
   update_curr_rt(rq);
-  auto& q = rt->queue[p->prio];
-  auto it = std::find(q.begin(), q.end(), p);
-  assert(it != q.end());
-  q.erase(it);
-  if (q.empty()) rt_bitmap_clear(rt, p->prio);
+  assert(p->rt.on_rq);
+  rt_prio_list* q = &rt->active.queue[p->prio];
+  rt_list_del(q, p);
+  if (!q->head) rt_bitmap_clear(rt, p->prio);
   rt->rt_nr_running--;
   rt->highest_prio = rt_first_prio(rt);
   p->rt.on_rq = false;
@@ -93,11 +129,11 @@ static bool dequeue_task_rt(rq* rq, task_struct* p, int /*flags*/) {
 
 // requeue_task_rt(): move p to the tail of its priority list (yield, RR expiry).
 static void requeue_task_rt(rq* rq, task_struct* p) {
-  auto& q = rq->rt.queue[p->prio];
-  auto it = std::find(q.begin(), q.end(), p);
-  if (it == q.end()) return;
-  q.erase(it);
-  q.push_back(p);
+  if (!p->rt.on_rq) return;
+  rt_prio_list* q = &rq->rt.active.queue[p->prio];
+  if (q->tail == p) return;
+  rt_list_del(q, p);
+  rt_list_add_tail(q, p);
 }
 
 static void yield_task_rt(rq* rq) { requeue_task_rt(rq, rq->curr); }
@@ -110,7 +146,7 @@ static void wakeup_preempt_rt(rq* rq, task_struct* p, int /*flags*/) {
 static task_struct* pick_task_rt(rq* rq) {
   const int prio = rt_first_prio(&rq->rt);
   if (prio >= MAX_RT_PRIO) return nullptr;
-  return rq->rt.queue[prio].front();
+  return rq->rt.active.queue[prio].head;
 }
 
 // put_prev_task_rt(): a preempted RT task still queued may now be pushed elsewhere.
@@ -133,7 +169,8 @@ static void task_tick_rt(rq* rq, task_struct* p, int /*queued*/) {
   if (--p->rt.time_slice > 0) return;
   const KernelConfig& cfg = rq->k->cfg_;
   p->rt.time_slice = std::max(1, cfg.rr_timeslice_ms * cfg.hz / 1000);
-  if (rq->rt.queue[p->prio].size() > 1) {
+  const rt_prio_list& q = rq->rt.active.queue[p->prio];
+  if (q.head != q.tail) {  // two tasks or more at p's priority (run_list.prev != run_list.next)
     requeue_task_rt(rq, p);
     resched_curr(rq);
   }

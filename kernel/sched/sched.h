@@ -120,7 +120,15 @@ struct sched_entity {
   u64 cfs_tasks_seq = 0;
 };
 
+// sched_rt_entity::run_list: the task's links in its rq's rt_prio_array list of its priority,
+// intrusive as Linux's list_head: queueing writes the tasks and the rq, no buffer apart.
+struct rt_run_list {
+  task_struct* next = nullptr;
+  task_struct* prev = nullptr;
+};
+
 struct sched_rt_entity {
+  rt_run_list run_list;  // valid while on_rq
   int time_slice = 0;  // RR ticks left
   bool on_rq = false;
   bool pushable = false;  // on rq->rt's pushable tasks: queued, not running, may migrate
@@ -185,8 +193,8 @@ struct mm_struct;
 struct alignas(64) task_struct {
   // Fields are ordered hot first, and the struct starts a cache line: a tick or switch on a
   // wide machine finds the running task cold in the cache, so what the tick, the switch and
-  // the return to user read (the simulated CPU state, flags, class, group, mm_cid, se, the
-  // slice-extension flags and the run/wait statistics) is packed into the first lines, and
+  // the return to user read (the simulated CPU state, flags, class, group, mm_cid, prio, rt,
+  // se, the slice-extension flags and the run/wait statistics) is packed into the first lines, and
   // what only creation, wakeups, sleeps and reports read comes last.
   // Simulated CPU state of this task (valid when it is not running user code).
   ExecKind exec = ExecKind::Start;
@@ -219,8 +227,9 @@ struct alignas(64) task_struct {
   mm_cid_task mm_cid;                // rseq concurrency ID (kernel/sched/mm_cid.h)
   int prio = DEFAULT_PRIO;           // effective: 99 - rt_priority for RT, 120 + nice for fair
   int nice = 0;
-  sched_entity se;
+  // With prio in one cache line: an RT enqueue or dequeue reads prio and writes run_list.
   sched_rt_entity rt;
+  sched_entity se;
   int rt_priority = 0;
   slice_ext_task slice;
   task_stats stats;
@@ -312,11 +321,23 @@ struct task_group {
   std::vector<uint8_t> effective_cpus;
 };
 
+// struct rt_prio_array: a list of queued tasks per priority (FIFO; the running task stays
+// queued) and a bitmap of the non-empty ones. Linux's list_head is circular through the rq;
+// here the rq holds each list's first and last task and the tasks' run_list links them.
+struct rt_prio_list {
+  task_struct* head = nullptr;
+  task_struct* tail = nullptr;
+};
+
+struct rt_prio_array {
+  std::array<rt_prio_list, MAX_RT_PRIO> queue;
+  std::array<uint64_t, 2> bitmap{};
+};
+
 struct rt_rq {
   // The queues first and the counts last: in struct rq the counts, which every pick reads,
   // then share a cache line with the softirq state that follows.
-  std::array<std::vector<task_struct*>, MAX_RT_PRIO> queue;  // FIFO per prio; curr stays queued
-  std::array<uint64_t, 2> bitmap{};
+  rt_prio_array active;
   unsigned rt_nr_running = 0;
   int highest_prio = MAX_RT_PRIO;
   unsigned rt_nr_pushable = 0;  // tasks marked sched_rt_entity::pushable

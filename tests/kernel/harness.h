@@ -142,6 +142,32 @@ inline void check_lb_view(const kernel::KernelImpl& k) {
   }
 }
 
+// The tasks of rq's RT lists, most important first, each list in its order; checks that each
+// list's links run both ways and end at its head and tail, that the task is queued there at
+// its priority, and that the bitmap marks exactly the non-empty lists and rt_nr_running
+// counts them all.
+inline std::vector<const kernel::task_struct*> rt_queued(const kernel::rq& rq) {
+  std::vector<const kernel::task_struct*> all;
+  for (int prio = 0; prio < kernel::MAX_RT_PRIO; ++prio) {
+    const kernel::rt_prio_list& q = rq.rt.active.queue[static_cast<size_t>(prio)];
+    const bool bit = (rq.rt.active.bitmap[static_cast<size_t>(prio / 64)] >> (prio % 64)) & 1;
+    EXPECT_EQ(bit, q.head != nullptr) << "cpu " << rq.cpu << " prio " << prio;
+    EXPECT_EQ(q.head == nullptr, q.tail == nullptr) << "cpu " << rq.cpu << " prio " << prio;
+    const kernel::task_struct* prev = nullptr;
+    for (const kernel::task_struct* p = q.head; p; prev = p, p = p->rt.run_list.next) {
+      EXPECT_EQ(p->rt.run_list.prev, prev) << "pid " << p->pid;
+      EXPECT_TRUE(p->rt.on_rq) << "pid " << p->pid;
+      EXPECT_EQ(p->prio, prio) << "pid " << p->pid;
+      EXPECT_EQ(p->cpu, rq.cpu) << "pid " << p->pid;
+      all.push_back(p);
+      if (all.size() > rq.rt.rt_nr_running) break;  // a cycle
+    }
+    EXPECT_EQ(q.tail, prev) << "cpu " << rq.cpu << " prio " << prio;
+  }
+  EXPECT_EQ(all.size(), rq.rt.rt_nr_running) << "cpu " << rq.cpu;
+  return all;
+}
+
 // Per CPU: busy + idle = elapsed, user + kernel = busy; overall: sum of task run time =
 // sum of busy time; every task is current on at most one CPU and queued on at most one,
 // its entity on its CPU's cfs_rq; the load-balancing view matches the runqueues.
@@ -153,11 +179,10 @@ inline void check_invariants(const kernel::KernelImpl& k, sim::Time elapsed) {
   for (int c = 0; c < k.nr_cpus(); ++c) {
     const kernel::rq& rq = k.cpu_rq(c);
     unsigned pushable = 0;
-    for (const auto& list : rq.rt.queue)
-      for (const kernel::task_struct* p : list) {
-        pushable += p->rt.pushable;
-        EXPECT_EQ(p->rt.pushable, p != rq.curr && p->nr_cpus_allowed > 1) << "pid " << p->pid;
-      }
+    for (const kernel::task_struct* p : rt_queued(rq)) {
+      pushable += p->rt.pushable;
+      EXPECT_EQ(p->rt.pushable, p != rq.curr && p->nr_cpus_allowed > 1) << "pid " << p->pid;
+    }
     EXPECT_EQ(rq.rt.rt_nr_pushable, pushable) << "cpu " << c;
     EXPECT_EQ(rq.rt.overloaded, pushable > 0) << "cpu " << c;
     overloaded += rq.rt.overloaded;
@@ -173,6 +198,8 @@ inline void check_invariants(const kernel::KernelImpl& k, sim::Time elapsed) {
   }
   for (int c = 0; c < k.nr_cpus(); ++c)
     EXPECT_EQ(k.cpu_rq(c).cfs.h_nr_idle, idle_queued[static_cast<size_t>(c)]) << "cpu " << c;
+  std::vector<std::vector<const kernel::task_struct*>> rt_lists;
+  for (int c = 0; c < k.nr_cpus(); ++c) rt_lists.push_back(rt_queued(k.cpu_rq(c)));
   uint64_t busy = 0, task_run = 0;
   for (int c = 0; c < k.nr_cpus(); ++c) {
     const kernel::rq& rq = k.cpu_rq(c);
@@ -187,8 +214,7 @@ inline void check_invariants(const kernel::KernelImpl& k, sim::Time elapsed) {
       const kernel::rq& rq = k.cpu_rq(c);
       current_on += rq.curr == t.get();
       for (auto* q : rq.cfs.timeline) queued_on += q == &t->se;
-      for (const auto& list : rq.rt.queue)
-        for (auto* q : list) queued_on += q == t.get();
+      for (auto* q : rt_lists[static_cast<size_t>(c)]) queued_on += q == t.get();
     }
     EXPECT_LE(current_on, 1) << "pid " << t->pid;
     EXPECT_LE(queued_on, 1) << "pid " << t->pid;

@@ -53,6 +53,15 @@ TEST(Layout, TheRqsIdleEntryAndExitFieldsShareACacheLine) {
   EXPECT_EQ((offsetof(rq, sd) + sizeof(rq::sd) - 1) / 64, line);
 }
 
+// An RT enqueue or dequeue (enqueue_task_rt(), dequeue_task_rt()) reads the task's prio and
+// writes its run_list and on_rq: one cache line of the task.
+TEST(Layout, ATasksPrioAndSchedRtEntityShareACacheLine) {
+  using kernel::task_struct;
+  const size_t line = offsetof(task_struct, prio) / 64;
+  EXPECT_EQ(offsetof(task_struct, rt) / 64, line);
+  EXPECT_EQ((offsetof(task_struct, rt) + sizeof(task_struct::rt) - 1) / 64, line);
+}
+
 // lb_view, which lb_view_update() writes on nearly every event and idle-CPU searches scan:
 // 32 bytes a CPU, aligned, so no entry is split over two cache lines.
 TEST(Layout, EveryLbViewEntryLiesInOneCacheLine) {

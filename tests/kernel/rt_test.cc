@@ -242,3 +242,42 @@ TEST(Rt, RtPlacementRanksIdleAndFairCpusAlikeAndRotates) {
   EXPECT_EQ(placed, (std::vector<int>{1, 2}));
   testing_support::check_invariants(*s.k, 5 * sim::kNsecPerMsec);
 }
+
+// rt_prio_array: tasks of one priority run in the order they were queued (FIFO), ENQUEUE_HEAD
+// puts a task first, a more important priority comes before, and a task leaves its list from
+// anywhere in it without reordering the rest.
+TEST(Rt, TheQueueOfAPriorityIsFifoWithEnqueueHeadFirst) {
+  Sim s(flat_machine(1));
+  std::vector<int> pids;
+  for (int prio : {10, 10, 10, 20}) {
+    pids.push_back(s.spawn(on({0}, SCHED_FIFO, prio), [](user::Thread& t) -> user::Program {
+      co_await t.sleep_until(sim::kNsecPerSec);
+    }));
+  }
+  s.run(sim::kNsecPerMsec);  // all four asleep
+  kernel::rq* rq = s.k->rq_of(0);
+  std::vector<kernel::task_struct*> t;
+  for (int pid : pids) t.push_back(const_cast<kernel::task_struct*>(&s.task(pid)));
+  const kernel::sched_class& rt = kernel::rt_sched_class;
+  using List = std::vector<const kernel::task_struct*>;
+  rt.enqueue_task(rq, t[0], 0);
+  rt.enqueue_task(rq, t[1], 0);
+  rt.enqueue_task(rq, t[2], kernel::ENQUEUE_HEAD);
+  EXPECT_EQ(testing_support::rt_queued(*rq), (List{t[2], t[0], t[1]}));
+  EXPECT_EQ(rt.pick_task(rq), t[2]);
+  rt.enqueue_task(rq, t[3], 0);  // rt_priority 20: prio 79, before the three of prio 89
+  EXPECT_EQ(testing_support::rt_queued(*rq), (List{t[3], t[2], t[0], t[1]}));
+  EXPECT_EQ(rt.pick_task(rq), t[3]);
+  rt.dequeue_task(rq, t[3], 0);
+  rt.dequeue_task(rq, t[0], 0);  // from the middle
+  EXPECT_EQ(testing_support::rt_queued(*rq), (List{t[2], t[1]}));
+  rt.dequeue_task(rq, t[2], 0);  // the head
+  rt.enqueue_task(rq, t[0], 0);
+  EXPECT_EQ(testing_support::rt_queued(*rq), (List{t[1], t[0]}));
+  rt.dequeue_task(rq, t[0], 0);  // the tail
+  EXPECT_EQ(rt.pick_task(rq), t[1]);
+  rt.dequeue_task(rq, t[1], 0);
+  EXPECT_EQ(rt.pick_task(rq), nullptr);
+  EXPECT_EQ(rq->rt.rt_nr_running, 0u);
+  EXPECT_EQ(rq->rt.highest_prio, kernel::MAX_RT_PRIO);
+}
