@@ -13,6 +13,8 @@
 #include "kernel/sched/cpumask.h"
 #include "kernel/sched/fair_bandwidth.h"
 #include "kernel/sched/mm_cid.h"
+#include "kernel/sched/slice_ext_task.h"
+#include "kernel/sched/stats.h"
 #include "kernel/uapi.h"
 #include "sim/engine.h"
 #include "sim/rng.h"
@@ -144,48 +146,6 @@ enum class ExecKind : uint8_t {
   SyscallEntry, // rescheduled at syscall entry; runs pending_syscall's handler when back
   Dead,
   Kthread,      // a kernel thread: its thread function (task_struct::kthread_fn) runs when it is current
-};
-
-struct task_stats {
-  // What every switch updates first (one cache line), then the counters of rarer events.
-  u64 wait_start = 0;         // valid while queued and not running
-  u64 wait_sum_ns = 0;        // time runnable on a runqueue, not running
-  u64 wait_max_ns = 0;
-  u64 wait_count = 0;
-  u64 run_ns = 0;             // wall time as rq->curr (user + kernel), closed at switch-out
-  u64 last_arrival = 0;       // valid while running: when it became rq->curr
-  u64 nr_switches_voluntary = 0;    // nvcsw
-  u64 nr_switches_involuntary = 0;  // nivcsw
-  u64 nr_wakeups = 0;
-  u64 nr_migrations = 0;
-  u64 nr_lock_holder_preemptions = 0;
-  u64 spin_ns = 0;            // user time spent spinning on a word
-  u64 nr_syscalls = 0;
-  u64 lock_held_preempted_ns = 0;  // time off-CPU after a preemption while holding a lock
-  u64 lhp_since = 0;          // valid while preempted holding a lock
-  // Softirq work run on top of this task (kernel/softirq.cc): all of it (hardirq exit and
-  // local_bh_enable), and the part run inside its own local_bh_enable().
-  u64 softirq_ns = 0;
-  u64 softirq_bh_ns = 0;
-};
-
-// Per-task time slice extension state (all designs; each uses its part).
-struct slice_ext_task {
-  bool granted = false;       // RFC taskshrd_sched_delay, 2023 rseq_sched_delay, 7.0 state.granted
-  bool enabled = false;       // 7.0: prctl / registration flag
-  bool user_irq = false;      // last kernel entry was an interrupt from user mode (7.0 event.user_irq)
-  bool sched_switch = false;  // rseq work before the next return to user (7.0 event.sched_switch)
-  bool ids_changed = false;   // CPU changed since the last return to user (7.0 event.ids_changed)
-  bool rseq_v2 = false;       // 7.0 rseq_v2(): the optimized mode, which slice extensions need
-  bool yielded = false;       // 7.0: rseq_slice_yield() result
-  bool syscall_work = false;  // 7.0: SYSCALL_WORK_SYSCALL_RSEQ_SLICE
-  bool fatal_signal = false;  // a fatal signal is pending (task_getshared -> EINTR)
-  sim::Time expires = 0;      // 7.0: end of the grant
-  UserWord* shared = nullptr; // RFC: this thread's struct task_sharedinfo (sched_delay word)
-  int shared_page = -1, shared_slot = -1;
-  // Statistics: RFC nr_preempt_delay_granted/denied (schedstats); 7.0 rseq stats.
-  u64 nr_granted = 0, nr_denied = 0, nr_expired = 0, nr_revoked = 0, nr_yielded = 0,
-      nr_aborted = 0, nr_missed = 0;
 };
 
 struct mm_struct;
