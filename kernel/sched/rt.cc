@@ -19,39 +19,24 @@ static int rt_first_prio(const rt_rq* rt) {
   return MAX_RT_PRIO;
 }
 
-// list_add() / list_add_tail() of p's run_list to a priority's list.
-static void rt_list_add(rt_prio_list* q, task_struct* p) {
-  p->rt.run_list.prev = nullptr;
-  p->rt.run_list.next = q->head;
-  if (q->head)
-    q->head->rt.run_list.prev = p;
-  else
-    q->tail = p;
-  q->head = p;
+// __list_add(): p's run_list between prev and next (nullptr: the list's head or tail end).
+static void rt_list_insert(rt_prio_list* q, task_struct* p, task_struct* prev, task_struct* next) {
+  p->rt.run_list.prev = prev;
+  p->rt.run_list.next = next;
+  (prev ? prev->rt.run_list.next : q->head) = p;
+  (next ? next->rt.run_list.prev : q->tail) = p;
 }
 
-static void rt_list_add_tail(rt_prio_list* q, task_struct* p) {
-  p->rt.run_list.next = nullptr;
-  p->rt.run_list.prev = q->tail;
-  if (q->tail)
-    q->tail->rt.run_list.next = p;
-  else
-    q->head = p;
-  q->tail = p;
-}
+// list_add() / list_add_tail() of p's run_list to a priority's list.
+static void rt_list_add(rt_prio_list* q, task_struct* p) { rt_list_insert(q, p, nullptr, q->head); }
+static void rt_list_add_tail(rt_prio_list* q, task_struct* p) { rt_list_insert(q, p, q->tail, nullptr); }
 
 // list_del_init() of p's run_list from its priority's list.
 static void rt_list_del(rt_prio_list* q, task_struct* p) {
   task_struct* next = p->rt.run_list.next;
   task_struct* prev = p->rt.run_list.prev;
-  if (prev)
-    prev->rt.run_list.next = next;
-  else
-    q->head = next;
-  if (next)
-    next->rt.run_list.prev = prev;
-  else
-    q->tail = prev;
+  (prev ? prev->rt.run_list.next : q->head) = next;
+  (next ? next->rt.run_list.prev : q->tail) = prev;
   p->rt.run_list = {};
 }
 
