@@ -56,6 +56,11 @@ const std::vector<BenchScenario>& bench_scenarios() {
        "spinlock 300 clients / 30 locks + 400 hogs, HZ=250"},
       {"locktable", "locktable", "genoa", {}, "5s", "locktable 300 clients + 400 hogs"},
       {"oltp", "oltp", "genoa", {}, "1s", "oltp 1000 clients"},
+      // scenarios/oltp-cached-genoa.toml's parameters (a test keeps them equal).
+      {"oltp-cached", "oltp", "genoa",
+       {"hz=250", "clients=1000", "io_prob=0", "think=exp:20us", "steps=4", "work=exp:50us",
+        "cs=uniform:1us:5us", "latches=40", "hogs=0"},
+       "1s", "oltp cached: 1000 CPU-bound sessions, no I/O"},
       {"large", "locktable", "synth:8x128x2", {}, "1s", "locktable scaled to the machine"},
   };
   return all;

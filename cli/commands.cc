@@ -149,7 +149,7 @@ int main_with_args(const std::vector<std::string>& args) {
   opt(bench, "--json", bench_json, "write events_per_second and simulated_seconds_per_wall_second");
   opt(bench, "--scenario", bench_scenario,
       "spinlock (default: genoa, 300 spin-lock clients, 400 hogs, 10s), locktable (genoa, 5s), oltp "
-      "(genoa, 1s) or large (locktable on synth:8x128x2, 2048 CPUs, 1s)")->type_name("NAME");
+      "(genoa, 1s), oltp-cached (scenarios/oltp-cached-genoa.toml's load, 1s) or large (locktable on synth:8x128x2, 2048 CPUs, 1s)")->type_name("NAME");
   opt(bench, "--duration", bench_duration, "simulated time (default: the scenario's)");
   opt(bench, "--set,-s", bench_sets, "KEY=VALUE on top of the fixed scenario (e.g. ext=rfc)");
   opt(bench, "--repeat,-r", bench_repeat, "run N times, 1..1000, and report the fastest (default 1)")->type_name("N");

@@ -393,7 +393,24 @@ TEST(Cli, BenchScenarioPicksTheMachineAndWorkload) {
   EXPECT_EQ(j["cpus"], 2048);
   EXPECT_EQ(j["scenario"], "synth:8x128x2 locktable");
   std::remove(path.c_str());
-  expect_bad_input({"bench", "--scenario", "tpcc"}, "--scenario must be one of spinlock, locktable, oltp, large (got 'tpcc')");
+  expect_bad_input({"bench", "--scenario", "tpcc"}, "--scenario must be one of spinlock, locktable, oltp, oltp-cached, large (got 'tpcc')");
+}
+
+// `bench --scenario oltp-cached` is the load of scenarios/oltp-cached-genoa.toml in the root
+// group, as every bench scenario runs: the same events as that file run with autogroup off.
+TEST(Cli, BenchOltpCachedIsTheCachedScenarioFilesLoad) {
+  const std::string bench = tmp_path("bench_oltp_cached.json"), run = tmp_path("run_oltp_cached.json");
+  ASSERT_EQ(run_cli({"bench", "--scenario", "oltp-cached", "--duration", "2ms", "--json", bench}), 0);
+  ASSERT_EQ(run_cli({"run", source_dir() + "/scenarios/oltp-cached-genoa.toml", "--duration", "2ms",
+                     "--set", "sched_autogroup_enabled=0", "--json", run}),
+            0);
+  std::ifstream bin(bench), rin(run);
+  const nlohmann::ordered_json b = nlohmann::ordered_json::parse(bin);
+  const nlohmann::ordered_json r = nlohmann::ordered_json::parse(rin);
+  EXPECT_EQ(b["machine"], "genoa");
+  EXPECT_EQ(b["events"], r["run"]["events"]);
+  std::remove(bench.c_str());
+  std::remove(run.c_str());
 }
 
 TEST(Determinism, SameScenarioAndSeedGiveByteIdenticalJson) {
