@@ -4,10 +4,14 @@
 
 #include <algorithm>
 #include <cassert>
+#include <iterator>
 
 namespace sim {
 
-Engine::Engine() { entries_.reserve(4096); }
+Engine::Engine() {
+  entries_.reserve(4096);
+  std::fill(std::begin(ring_), std::end(ring_), kNil);
+}
 
 
 inline void Engine::place(uint32_t i) {
@@ -16,7 +20,8 @@ inline void Engine::place(uint32_t i) {
     place_sub(i);
   } else if (d < kRingSlots) {
     const uint32_t r = static_cast<uint32_t>(slot_ + d) & (kRingSlots - 1);
-    append(&ring_[r], i);
+    entries_[i].next = ring_[r];
+    ring_[r] = i;
     ring_mask_[r / 64] |= uint64_t{1} << (r % 64);
     ring_sum_ |= uint64_t{1} << (r / 64);
   } else {
@@ -186,16 +191,21 @@ __attribute__((noinline)) uint32_t Engine::take_least_next_slot(Time end) {
   if (r != kNil) {
     const uint64_t slot = slot_ + ((r - slot_) & (kRingSlots - 1));
     if (static_cast<Time>(slot << kSlotBits) > end) return kNil;
-    const List l = ring_[r];
-    ring_[r] = List{};
+    const uint32_t head = ring_[r];
+    ring_[r] = kNil;
     ring_mask_[r / 64] &= ~(uint64_t{1} << (r % 64));
     if (ring_mask_[r / 64] == 0) ring_sum_ &= ~(uint64_t{1} << (r / 64));
     advance(slot);
     // One entry (the common case) is the least; more are spread by nanosecond.
-    if (l.head == l.tail && entries_[l.head].when <= end) return l.head;
-    for (uint32_t i = l.head; i != kNil;) {
+    if (entries_[head].next == kNil && entries_[head].when <= end) return head;
+    for (uint32_t i = head; i != kNil;) {  // newest first: each goes on the front
       const uint32_t next = entries_[i].next;
-      place_sub(i);
+      const unsigned ns = static_cast<unsigned>(entries_[i].when) & (kSlotNs - 1);
+      List& l = sub_[ns];
+      entries_[i].next = l.head;
+      if (l.head == kNil) l.tail = i;
+      l.head = i;
+      sub_mask_ |= uint64_t{1} << ns;
       i = next;
     }
     return take_sub(end);
@@ -228,6 +238,12 @@ void Engine::compact() {
     }
     return !l->empty();
   };
+  auto filter_stack = [&](uint32_t* head) {
+    List l{*head, kNil};  // filter() reads only the head
+    filter(&l);
+    *head = l.head;
+    return !l.empty();
+  };
   sub_mask_ = 0;
   for (int n = 0; n < kSlotNs; ++n)
     if (filter(&sub_[n])) sub_mask_ |= uint64_t{1} << n;
@@ -235,7 +251,7 @@ void Engine::compact() {
   for (int w = 0; w < kRingWords; ++w) {
     ring_mask_[w] = 0;
     for (int r = w * 64; r < w * 64 + 64; ++r)
-      if (filter(&ring_[r])) ring_mask_[w] |= uint64_t{1} << (r % 64);
+      if (filter_stack(&ring_[r])) ring_mask_[w] |= uint64_t{1} << (r % 64);
     if (ring_mask_[w]) ring_sum_ |= uint64_t{1} << w;
   }
   dropped = 0;

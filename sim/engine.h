@@ -74,12 +74,13 @@ class Engine {
   // - in the current slot: `sub_`, a list per nanosecond, each in sequence order, with a
   //   mask of the non-empty ones; the least is the head of the first non-empty list;
   // - in one of the next kRingSlots - 1 slots: `ring_`, a list per slot (a timing wheel
-  //   indexed by the slot number modulo kRingSlots), unsorted, with a two-level mask;
+  //   indexed by the slot number modulo kRingSlots), newest first, with a two-level mask;
   // - further ahead: `far_`, a multi-level radix heap (below).
   // When the current slot is used up, the next non-empty slot of the ring becomes current
   // (or, if the ring is empty, the slot of the least far entry): its entries, if more than
   // one, are spread over sub_ by nanosecond, and far entries that the window of the ring
-  // now reaches move into it. Most entries are due within the window when armed, so they
+  // now reaches move into it (each list is read newest first and pushed on the front of
+  // its nanosecond's list, which restores the order of queueing). Most entries are due within the window when armed, so they
   // are placed once and taken off directly. Equal times keep insertion order: a ring
   // slot receives the far entries it will ever hold (in (time, sequence) order) when it
   // enters the window, before any entry armed into it directly (all later in sequence).
@@ -174,7 +175,7 @@ class Engine {
     } else {
       const uint32_t p = static_cast<uint32_t>(slot_ + 1) & (kRingSlots - 1);
       const uint64_t m = ring_mask_[p / 64] & (~uint64_t{0} << (p % 64));
-      if (m != 0) i = ring_[(p & ~63u) + static_cast<uint32_t>(__builtin_ctzll(m))].head;
+      if (m != 0) i = ring_[(p & ~63u) + static_cast<uint32_t>(__builtin_ctzll(m))];
     }
     if (i != kNil) __builtin_prefetch(timer_of(entries_[i]));
   }
@@ -192,7 +193,7 @@ class Engine {
   uint64_t ring_sum_ = 0;   // bit w: ring_mask_[w] != 0
   uint64_t ring_mask_[kRingWords] = {};  // bit s%64 of word s/64: ring_[s] has entries
   List sub_[kSlotNs];
-  List ring_[kRingSlots];
+  uint32_t ring_[kRingSlots];  // heads of the slot lists, each last-in first (a stack)
   size_t far_size_ = 0;     // entries in the far radix heap
   Time far_least_ = 0;      // <= every far entry's time
   Time last_ = 0;           // <= every far entry's time (see above)

@@ -231,6 +231,15 @@ TEST(Engine, CompactionKeepsTheOrderOfTies) {
   check_against_brute_force(4, 1500, 100000, false, 50000000, 40000);
 }
 
+TEST(Engine, TimersQueuedBeyondTheWheelKeepTheirPlaceAmongTies) {
+  // Times on a grid of 65536 ns: timers armed far ahead (through the radix heap) and
+  // timers armed into the wheel's window later share times, so a slot holds both, moved in
+  // and armed directly, and ties must still fire in insertion order.
+  check_against_brute_force(5, 200, 65536, true, 3000000, 40000);
+  // Many timers on a 64 ns grid (one tie per wheel slot), re-armed and cancelled.
+  check_against_brute_force(6, 1000, 64, false, 300000, 40000);
+}
+
 TEST(Rng, StreamsAreIndependentOfEachOther) {
   sim::Rng a(42, 1), b(42, 1), c(42, 2);
   for (int i = 0; i < 100; ++i) EXPECT_EQ(a.next_u64(), b.next_u64());
