@@ -23,7 +23,8 @@ inline void Engine::place(uint32_t i) {
     entries_[i].next = ring_[r];
     ring_[r] = i;
     ring_mask_[r / 64] |= uint64_t{1} << (r % 64);
-    ring_sum_ |= uint64_t{1} << (r / 64);
+    ring_group_[r / 4096] |= uint64_t{1} << (r / 64 % 64);
+    ring_sum_ |= uint64_t{1} << (r / 4096);
   } else {
     const Time when = entries_[i].when;
     if (far_size_++ == 0 || when < far_least_) far_least_ = when;
@@ -159,10 +160,19 @@ inline uint32_t Engine::next_ring_slot() const {
   const uint64_t m = ring_mask_[w] & (~uint64_t{0} << (p % 64));
   if (m != 0) return w * 64 + static_cast<uint32_t>(__builtin_ctzll(m));
   if (ring_sum_ == 0) return kNil;
-  // The words after w, else from the first (the ring wraps; word w's bits below p are
-  // the last slots of the window).
-  const uint64_t after = ring_sum_ & (~uint64_t{1} << w);
-  const uint32_t w2 = static_cast<uint32_t>(__builtin_ctzll(after != 0 ? after : ring_sum_));
+  // The words after w in its group, else the groups after its group, else from the first
+  // (the ring wraps; the bits below p are the last slots of the window).
+  const uint32_t g = w / 64;
+  uint32_t w2;
+  const uint64_t words_after = ring_group_[g] & (~uint64_t{1} << (w % 64));
+  if (words_after != 0) {
+    w2 = g * 64 + static_cast<uint32_t>(__builtin_ctzll(words_after));
+  } else {
+    const uint64_t groups_after = ring_sum_ & (~uint64_t{1} << g);
+    const uint32_t g2 =
+        static_cast<uint32_t>(__builtin_ctzll(groups_after != 0 ? groups_after : ring_sum_));
+    w2 = g2 * 64 + static_cast<uint32_t>(__builtin_ctzll(ring_group_[g2]));
+  }
   return w2 * 64 + static_cast<uint32_t>(__builtin_ctzll(ring_mask_[w2]));
 }
 
@@ -194,7 +204,10 @@ __attribute__((noinline)) uint32_t Engine::take_least_next_slot(Time end) {
     const uint32_t head = ring_[r];
     ring_[r] = kNil;
     ring_mask_[r / 64] &= ~(uint64_t{1} << (r % 64));
-    if (ring_mask_[r / 64] == 0) ring_sum_ &= ~(uint64_t{1} << (r / 64));
+    if (ring_mask_[r / 64] == 0) {
+      ring_group_[r / 4096] &= ~(uint64_t{1} << (r / 64 % 64));
+      if (ring_group_[r / 4096] == 0) ring_sum_ &= ~(uint64_t{1} << (r / 4096));
+    }
     advance(slot);
     // One entry (the common case) is the least; more are spread by nanosecond.
     if (entries_[head].next == kNil && entries_[head].when <= end) return head;
@@ -248,11 +261,16 @@ void Engine::compact() {
   for (int n = 0; n < kSlotNs; ++n)
     if (filter(&sub_[n])) sub_mask_ |= uint64_t{1} << n;
   ring_sum_ = 0;
-  for (int w = 0; w < kRingWords; ++w) {
-    ring_mask_[w] = 0;
-    for (int r = w * 64; r < w * 64 + 64; ++r)
-      if (filter_stack(&ring_[r])) ring_mask_[w] |= uint64_t{1} << (r % 64);
-    if (ring_mask_[w]) ring_sum_ |= uint64_t{1} << w;
+  for (int g = 0; g < kRingGroups; ++g) {
+    ring_group_[g] = 0;
+    for (int w = g * 64; w < g * 64 + 64; ++w) {
+      for (uint64_t m = ring_mask_[w]; m != 0; m &= m - 1) {  // the non-empty slots
+        const int r = w * 64 + __builtin_ctzll(m);
+        if (!filter_stack(&ring_[r])) ring_mask_[w] &= ~(uint64_t{1} << (r % 64));
+      }
+      if (ring_mask_[w]) ring_group_[g] |= uint64_t{1} << (w % 64);
+    }
+    if (ring_group_[g]) ring_sum_ |= uint64_t{1} << g;
   }
   dropped = 0;
   filter(&now_q_);

@@ -74,7 +74,7 @@ class Engine {
   // - in the current slot: `sub_`, a list per nanosecond, each in sequence order, with a
   //   mask of the non-empty ones; the least is the head of the first non-empty list;
   // - in one of the next kRingSlots - 1 slots: `ring_`, a list per slot (a timing wheel
-  //   indexed by the slot number modulo kRingSlots), newest first, with a two-level mask;
+  //   indexed by the slot number modulo kRingSlots), newest first, with a three-level mask;
   // - further ahead: `far_`, a multi-level radix heap (below).
   // When the current slot is used up, the next non-empty slot of the ring becomes current
   // (or, if the ring is empty, the slot of the least far entry): its entries, if more than
@@ -86,10 +86,11 @@ class Engine {
   // enters the window, before any entry armed into it directly (all later in sequence).
   static constexpr int kSlotBits = 6;
   static constexpr int kSlotNs = 1 << kSlotBits;  // one bit of sub_mask_ each
-  static constexpr int kRingBits = 12;
+  static constexpr int kRingBits = 16;  // a window of 4.2 ms: most timers are armed within it
   static constexpr uint64_t kRingSlots = uint64_t{1} << kRingBits;
   static constexpr int kRingWords = static_cast<int>(kRingSlots / 64);
-  static_assert(kSlotNs == 64 && kRingWords >= 1 && kRingWords <= 64, "masks are 64 bits wide");
+  static constexpr int kRingGroups = kRingWords / 64;  // of 64 words
+  static_assert(kSlotNs == 64 && kRingGroups >= 1 && kRingGroups <= 64, "masks are 64 bits wide");
   // The far queue is a multi-level radix heap, in effect a hierarchical timing wheel that
   // never cascades on a clock: simulated time never goes back, so an entry can be filed by
   // where its time first differs from `last_`, a lower bound of every queued time (the time
@@ -190,7 +191,8 @@ class Engine {
   uint64_t slot_ = 0;       // the current slot: base_ >> kSlotBits
   Time base_ = 0;           // its first nanosecond
   uint64_t sub_mask_ = 0;   // bit n: sub_[n] has entries
-  uint64_t ring_sum_ = 0;   // bit w: ring_mask_[w] != 0
+  uint64_t ring_sum_ = 0;   // bit g: ring_group_[g] != 0
+  uint64_t ring_group_[kRingGroups] = {};  // bit w%64 of word w/64: ring_mask_[w] != 0
   uint64_t ring_mask_[kRingWords] = {};  // bit s%64 of word s/64: ring_[s] has entries
   List sub_[kSlotNs];
   uint32_t ring_[kRingSlots];  // heads of the slot lists, each last-in first (a stack)
