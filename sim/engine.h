@@ -75,15 +75,16 @@ class Engine {
   //   mask of the non-empty ones; the least is the head of the first non-empty list;
   // - in one of the next kRingSlots - 1 slots: `ring_`, a list per slot (a timing wheel
   //   indexed by the slot number modulo kRingSlots), newest first, with a three-level mask;
-  // - further ahead: `far_`, a multi-level radix heap (below).
+  // - further ahead: a multi-level radix heap (below).
   // When the current slot is used up, the next non-empty slot of the ring becomes current
-  // (or, if the ring is empty, the slot of the least far entry): its entries, if more than
-  // one, are spread over sub_ by nanosecond, and far entries that the window of the ring
-  // now reaches move into it (each list is read newest first and pushed on the front of
-  // its nanosecond's list, which restores the order of queueing). Most entries are due within the window when armed, so they
-  // are placed once and taken off directly. Equal times keep insertion order: a ring
-  // slot receives the far entries it will ever hold (in (time, sequence) order) when it
-  // enters the window, before any entry armed into it directly (all later in sequence).
+  // (or, if the ring is empty, the slot of the least far entry), and the far entries that
+  // the ring's window now reaches move into it. The new slot's entry, if alone, is the
+  // least; more are spread over sub_ by nanosecond (read newest first, each pushed on the
+  // front of its list, which restores the order of queueing). Most entries are due within
+  // the window when armed, so they are filed once and taken off directly. Equal times keep
+  // insertion order: a ring slot receives the far entries it will ever hold (in (time,
+  // sequence) order) when it enters the window, before any entry armed into it directly
+  // (all later in sequence).
   static constexpr int kSlotBits = 6;
   static constexpr int kSlotNs = 1 << kSlotBits;  // one bit of sub_mask_ each
   static constexpr int kRingBits = 16;  // a window of 4.2 ms: most timers are armed within it
