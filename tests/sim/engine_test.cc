@@ -50,6 +50,38 @@ TEST(Engine, ReArmingReplacesAndCancelledTimersNeverFire) {
   EXPECT_EQ(e.events_fired(), 1u);
 }
 
+// Times near the largest one: the wheel's window then reaches past it. A timer armed at
+// the last time from a callback fires after those queued for that time earlier.
+sim::Engine* g_engine;
+sim::Timer* g_late;
+void record_and_arm_late(sim::Timer* t, sim::Time now) {
+  record(t, now);
+  if (g_late) g_engine->arm(std::exchange(g_late, nullptr), sim::kTimeMax);
+}
+
+TEST(Engine, TimersAtTheEndOfTimeFireInOrder) {
+  sim::Engine e;
+  std::vector<int> log;
+  g_log = &log;
+  sim::Timer t[6];
+  for (int i = 0; i < 6; ++i) {
+    t[i].fn = record_and_arm_late;
+    t[i].arg = i;
+  }
+  g_engine = &e;
+  g_late = nullptr;
+  e.arm(&t[0], sim::kTimeMax);
+  e.arm(&t[1], sim::kTimeMax - 100000000);
+  e.arm(&t[2], sim::kTimeMax);
+  e.arm(&t[3], sim::kTimeMax - 5);
+  e.arm(&t[4], 1000);
+  e.run_until(sim::kTimeMax - 100000000);
+  g_late = &t[5];  // armed by t[3], at kTimeMax
+  e.run_until(sim::kTimeMax);
+  EXPECT_EQ(log, (std::vector<int>{4, 1, 3, 0, 2, 5}));
+  EXPECT_EQ(e.now(), sim::kTimeMax);
+}
+
 TEST(Engine, ManyStaleEntriesAreCompactedWithoutChangingOrder) {
   sim::Engine e;
   std::vector<int> log;
