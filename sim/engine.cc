@@ -1,15 +1,38 @@
-// The engine's event loop: a multi-level radix heap of small POD entries with lazy cancellation.
+// The engine's event loop: a timing wheel of nanosecond lists for the near future and a multi-level
+// radix heap beyond it, of small POD entries with lazy cancellation.
 #include "sim/engine.h"
 
 #include <algorithm>
 #include <cassert>
+#include <iterator>
 
 namespace sim {
 
-Engine::Engine() { entries_.reserve(4096); }
+Engine::Engine() {
+  entries_.reserve(4096);
+  std::fill(std::begin(ring_), std::end(ring_), kNil);
+}
 
 
 inline void Engine::place(uint32_t i) {
+  const uint64_t d = (static_cast<uint64_t>(entries_[i].when) >> kSlotBits) - slot_;
+  if (d == 0) {
+    place_sub(i);
+  } else if (d < kRingSlots) {
+    const uint32_t r = static_cast<uint32_t>(slot_ + d) & (kRingSlots - 1);
+    entries_[i].next = ring_[r];
+    ring_[r] = i;
+    ring_mask_[r / 64] |= uint64_t{1} << (r % 64);
+    ring_group_[r / 4096] |= uint64_t{1} << (r / 64 % 64);
+    ring_sum_ |= uint64_t{1} << (r / 4096);
+  } else {
+    const Time when = entries_[i].when;
+    if (far_size_++ == 0 || when < far_least_) far_least_ = when;
+    far_place(i);
+  }
+}
+
+__attribute__((noinline)) void Engine::far_place(uint32_t i) {
   const Time when = entries_[i].when;
   const uint64_t x = static_cast<uint64_t>(when ^ last_);
   if (x == 0) {
@@ -73,18 +96,22 @@ __attribute__((noinline)) void Engine::relink(List* src) {
   while (i != kNil) {
     const uint32_t next = entries_[i].next;
     __builtin_prefetch(entries_[i].timer);
-    place(i);
+    far_place(i);
     i = next;
   }
 }
 
-inline uint32_t Engine::take_least(Time end) {
+uint32_t Engine::far_take(Time end) {
   for (;;) {
     if (!now_q_.empty()) {
-      if (last_ > end) return kNil;
+      if (last_ > end) {
+        far_least_ = last_;
+        return kNil;
+      }
       const uint32_t i = now_q_.head;
       now_q_.head = entries_[i].next;
       if (now_q_.head == kNil) now_q_.tail = kNil;
+      --far_size_;
       return i;
     }
     if (level_mask_ == 0) return kNil;
@@ -102,7 +129,10 @@ inline uint32_t Engine::take_least(Time end) {
         (static_cast<uint64_t>(last_) & (~uint64_t{0} << shift << kDigitBits)) |
         (static_cast<uint64_t>(digit) << shift));
     const Time least = one ? entries_[src.head].when : edge;
-    if (least > end) return kNil;
+    if (least > end) {
+      far_least_ = least;
+      return kNil;
+    }
     last_ = least;
     digit_mask_[level][word] &= ~(uint64_t{1} << (digit % 64));
     if (digit_mask_[level][word] == 0) {
@@ -112,6 +142,7 @@ inline uint32_t Engine::take_least(Time end) {
     if (one) {  // the entry itself, without passing through now_q_
       const uint32_t i = src.head;
       src = List{};
+      --far_size_;
       return i;
     }
     if (level == 0) {  // every entry is at last_: straight to now_q_
@@ -123,9 +154,86 @@ inline uint32_t Engine::take_least(Time end) {
   }
 }
 
+inline uint32_t Engine::next_ring_slot() const {
+  const uint32_t p = static_cast<uint32_t>(slot_ + 1) & (kRingSlots - 1);
+  const uint32_t w = p / 64;
+  const uint64_t m = ring_mask_[w] & (~uint64_t{0} << (p % 64));
+  if (m != 0) return w * 64 + static_cast<uint32_t>(__builtin_ctzll(m));
+  if (ring_sum_ == 0) return kNil;
+  // The words after w in its group, else the groups after its group, else from the first
+  // (the ring wraps; the bits below p are the last slots of the window).
+  const uint32_t g = w / 64;
+  uint32_t w2;
+  const uint64_t words_after = ring_group_[g] & (~uint64_t{1} << (w % 64));
+  if (words_after != 0) {
+    w2 = g * 64 + static_cast<uint32_t>(__builtin_ctzll(words_after));
+  } else {
+    const uint64_t groups_after = ring_sum_ & (~uint64_t{1} << g);
+    const uint32_t g2 =
+        static_cast<uint32_t>(__builtin_ctzll(groups_after != 0 ? groups_after : ring_sum_));
+    w2 = g2 * 64 + static_cast<uint32_t>(__builtin_ctzll(ring_group_[g2]));
+  }
+  return w2 * 64 + static_cast<uint32_t>(__builtin_ctzll(ring_mask_[w2]));
+}
+
+inline void Engine::advance(uint64_t slot) {
+  slot_ = slot;
+  base_ = static_cast<Time>(slot << kSlotBits);
+  if (far_size_ != 0) {
+    // The last nanosecond of the window (no overflow: times are below 2^63).
+    const uint64_t last = ((slot + kRingSlots) << kSlotBits) - 1;
+    if (static_cast<uint64_t>(far_least_) <= last) migrate(last);
+  }
+}
+
+__attribute__((noinline)) void Engine::migrate(uint64_t last) {
+  const Time end = last > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<Time>(last);
+  for (uint32_t i; (i = far_take(end)) != kNil;) place(i);
+}
+
+inline uint32_t Engine::take_least(Time end) {
+  if (sub_mask_ != 0) return take_sub(end);
+  return take_least_next_slot(end);
+}
+
+__attribute__((noinline)) uint32_t Engine::take_least_next_slot(Time end) {
+  const uint32_t r = next_ring_slot();
+  if (r != kNil) {
+    const uint64_t slot = slot_ + ((r - slot_) & (kRingSlots - 1));
+    if (static_cast<Time>(slot << kSlotBits) > end) return kNil;
+    const uint32_t head = ring_[r];
+    ring_[r] = kNil;
+    ring_mask_[r / 64] &= ~(uint64_t{1} << (r % 64));
+    if (ring_mask_[r / 64] == 0) {
+      ring_group_[r / 4096] &= ~(uint64_t{1} << (r / 64 % 64));
+      if (ring_group_[r / 4096] == 0) ring_sum_ &= ~(uint64_t{1} << (r / 4096));
+    }
+    advance(slot);
+    // One entry (the common case) is the least; more are spread by nanosecond.
+    if (entries_[head].next == kNil && entries_[head].when <= end) return head;
+    for (uint32_t i = head; i != kNil;) {  // newest first: each goes on the front
+      const uint32_t next = entries_[i].next;
+      const unsigned ns = static_cast<unsigned>(entries_[i].when) & (kSlotNs - 1);
+      List& l = sub_[ns];
+      entries_[i].next = l.head;
+      if (l.head == kNil) l.tail = i;
+      l.head = i;
+      sub_mask_ |= uint64_t{1} << ns;
+      i = next;
+    }
+    return take_sub(end);
+  }
+  if (far_size_ == 0) return kNil;
+  // The ring is empty: the least far entry is the least, and its slot becomes current.
+  const uint32_t i = far_take(end);
+  if (i != kNil) advance(static_cast<uint64_t>(entries_[i].when) >> kSlotBits);
+  return i;
+}
+
 // Drops stale entries once they outnumber live ones. Each list keeps its order, so the
 // order of events is unchanged.
 void Engine::compact() {
+  size_t dropped = 0;
   auto filter = [&](List* l) {
     uint32_t i = l->head;
     *l = List{};
@@ -137,11 +245,34 @@ void Engine::compact() {
         entries_[i].next = free_;
         free_ = i;
         --size_;
+        ++dropped;
       }
       i = next;
     }
     return !l->empty();
   };
+  auto filter_stack = [&](uint32_t* head) {
+    List l{*head, kNil};  // filter() reads only the head
+    filter(&l);
+    *head = l.head;
+    return !l.empty();
+  };
+  sub_mask_ = 0;
+  for (int n = 0; n < kSlotNs; ++n)
+    if (filter(&sub_[n])) sub_mask_ |= uint64_t{1} << n;
+  ring_sum_ = 0;
+  for (int g = 0; g < kRingGroups; ++g) {
+    ring_group_[g] = 0;
+    for (int w = g * 64; w < g * 64 + 64; ++w) {
+      for (uint64_t m = ring_mask_[w]; m != 0; m &= m - 1) {  // the non-empty slots
+        const int r = w * 64 + __builtin_ctzll(m);
+        if (!filter_stack(&ring_[r])) ring_mask_[w] &= ~(uint64_t{1} << (r % 64));
+      }
+      if (ring_mask_[w]) ring_group_[g] |= uint64_t{1} << (w % 64);
+    }
+    if (ring_group_[g]) ring_sum_ |= uint64_t{1} << g;
+  }
+  dropped = 0;
   filter(&now_q_);
   level_mask_ = 0;
   for (int l = 0; l < kLevels; ++l) {
@@ -154,6 +285,7 @@ void Engine::compact() {
     }
     if (word_mask_[l]) level_mask_ |= 1u << l;
   }
+  far_size_ -= dropped;
   stale_ = 0;
 }
 

@@ -68,7 +68,31 @@ class Engine {
     uint32_t head = kNil, tail = kNil;
     bool empty() const { return head == kNil; }
   };
-  // The queue is a multi-level radix heap, in effect a hierarchical timing wheel that
+  // The queue has three parts, by how far ahead an entry is of the current slot, the
+  // 2^kSlotBits ns of time that holds `base_` (the start of the slot of the last entry taken
+  // off, so <= now()):
+  // - in the current slot: `sub_`, a list per nanosecond, each in sequence order, with a
+  //   mask of the non-empty ones; the least is the head of the first non-empty list;
+  // - in one of the next kRingSlots - 1 slots: `ring_`, a list per slot (a timing wheel
+  //   indexed by the slot number modulo kRingSlots), newest first, with a three-level mask;
+  // - further ahead: a multi-level radix heap (below).
+  // When the current slot is used up, the next non-empty slot of the ring becomes current
+  // (or, if the ring is empty, the slot of the least far entry), and the far entries that
+  // the ring's window now reaches move into it. The new slot's entry, if alone, is the
+  // least; more are spread over sub_ by nanosecond (read newest first, each pushed on the
+  // front of its list, which restores the order of queueing). Most entries are due within
+  // the window when armed, so they are filed once and taken off directly. Equal times keep
+  // insertion order: a ring slot receives the far entries it will ever hold (in (time,
+  // sequence) order) when it enters the window, before any entry armed into it directly
+  // (all later in sequence).
+  static constexpr int kSlotBits = 6;
+  static constexpr int kSlotNs = 1 << kSlotBits;  // one bit of sub_mask_ each
+  static constexpr int kRingBits = 16;  // a window of 4.2 ms: most timers are armed within it
+  static constexpr uint64_t kRingSlots = uint64_t{1} << kRingBits;
+  static constexpr int kRingWords = static_cast<int>(kRingSlots / 64);
+  static constexpr int kRingGroups = kRingWords / 64;  // of 64 words
+  static_assert(kSlotNs == 64 && kRingGroups >= 1 && kRingGroups <= 64, "masks are 64 bits wide");
+  // The far queue is a multi-level radix heap, in effect a hierarchical timing wheel that
   // never cascades on a clock: simulated time never goes back, so an entry can be filed by
   // where its time first differs from `last_`, a lower bound of every queued time (the time
   // of the last entry taken off, or the lower edge of the last bucket emptied). Times are
@@ -77,11 +101,10 @@ class Engine {
   // of a lower level, and of a lower digit within a level, is earlier than every entry of a
   // higher one. Taking the least entry empties the first non-empty bucket: one entry (or a
   // level-0 bucket, all of one time) goes to now_q_; more are relinked into lower ones
-  // against the bucket's lower edge (an entry moves at most once per level below its own:
-  // three times for 16 ms ahead, usually fewer). Lists stay in sequence order (appends come in sequence order, and a
-  // bucket is refilled only when it and every lower one are empty), so equal times keep
-  // insertion order. Entries live in one pool with a free list, so the queue allocates
-  // only when it grows past its peak.
+  // against the bucket's lower edge. Lists stay in sequence order (appends come in
+  // sequence order, and a bucket is refilled only when it and every lower one are empty),
+  // so equal times keep insertion order. Entries of all parts live in one pool with a free
+  // list, so the queue allocates only when it grows past its peak.
   static constexpr int kDigitBits = 8;
   static constexpr int kDigits = 1 << kDigitBits;
   static constexpr int kWords = kDigits / 64;                          // of a digit mask
@@ -104,23 +127,57 @@ class Engine {
       entries_[l->tail].next = i;
     l->tail = i;
   }
-  // Files entry i by how its time differs from last_.
+  // Files entry i (at or after base_) in sub_, ring_ or far_.
   void place(uint32_t i);
+  void place_sub(uint32_t i) {
+    const unsigned ns = static_cast<unsigned>(entries_[i].when) & (kSlotNs - 1);
+    append(&sub_[ns], i);
+    sub_mask_ |= uint64_t{1} << ns;
+  }
+  // Files entry i in the far radix heap, by how its time differs from last_.
+  void far_place(uint32_t i);
+  // Takes the earliest far entry off and returns its index, or kNil if there is none due
+  // at or before `end` (then *least, if given, is a lower bound of the far entries' times).
+  uint32_t far_take(Time end);
+  // The ring index of the first non-empty ring slot after the current one, or kNil.
+  uint32_t next_ring_slot() const;
+  // Makes slot `slot` current and moves the far entries the window now reaches into it.
+  void advance(uint64_t slot);
+  // Moves the far entries due by `last` (the window's last nanosecond) into the ring.
+  void migrate(uint64_t last);
   // Takes the earliest entry off the queue and returns its index, or kNil if the queue is
   // empty or its earliest entries are due after `end` (they stay queued).
   uint32_t take_least(Time end);
+  // take_least when sub_ is empty: makes the next non-empty slot current.
+  uint32_t take_least_next_slot(Time end);
+  // Takes the head of the first non-empty list of sub_ (there is one) if due by `end`.
+  uint32_t take_sub(Time end) {
+    const unsigned ns = static_cast<unsigned>(__builtin_ctzll(sub_mask_));
+    if (base_ + static_cast<Time>(ns) > end) return kNil;
+    List& l = sub_[ns];
+    const uint32_t i = l.head;
+    l.head = entries_[i].next;
+    if (l.head == kNil) {
+      l.tail = kNil;
+      sub_mask_ &= sub_mask_ - 1;
+    }
+    return i;
+  }
   void relink(List* src);
   void compact();
   // Starts loading the timer of a likely next event (the head of the first non-empty
-  // list), so that its cache miss overlaps the current event's work. No effect on order.
+  // list of sub_, or of the next ring slot if within 64 slots), so that its cache miss
+  // overlaps the current event's work. No effect on order.
   // Inlined before GCC's pure-const pass: as a call it is found pure (a prefetch has no
   // side effect) and, its result unused, deleted with the prefetch.
   __attribute__((always_inline)) void prefetch_next() const {
-    uint32_t i = now_q_.head;
-    if (i == kNil && level_mask_ != 0) {
-      const int l = __builtin_ctz(level_mask_);
-      const int w = __builtin_ctz(word_mask_[l]);
-      i = buckets_[l][w * 64 + __builtin_ctzll(digit_mask_[l][w])].head;
+    uint32_t i = kNil;
+    if (sub_mask_ != 0) {
+      i = sub_[__builtin_ctzll(sub_mask_)].head;
+    } else {
+      const uint32_t p = static_cast<uint32_t>(slot_ + 1) & (kRingSlots - 1);
+      const uint64_t m = ring_mask_[p / 64] & (~uint64_t{0} << (p % 64));
+      if (m != 0) i = ring_[(p & ~63u) + static_cast<uint32_t>(__builtin_ctzll(m))];
     }
     if (i != kNil) __builtin_prefetch(timer_of(entries_[i]));
   }
@@ -131,9 +188,19 @@ class Engine {
   uint64_t skipped_ = 0;
   size_t stale_ = 0;  // entries whose timer was re-armed or cancelled since
   bool stopped_ = false;
-  Time last_ = 0;           // <= every queued time (see above)
   size_t size_ = 0;         // entries queued
-  List now_q_;              // entries at last_, in sequence order
+  uint64_t slot_ = 0;       // the current slot: base_ >> kSlotBits
+  Time base_ = 0;           // its first nanosecond
+  uint64_t sub_mask_ = 0;   // bit n: sub_[n] has entries
+  uint64_t ring_sum_ = 0;   // bit g: ring_group_[g] != 0
+  uint64_t ring_group_[kRingGroups] = {};  // bit w%64 of word w/64: ring_mask_[w] != 0
+  uint64_t ring_mask_[kRingWords] = {};  // bit s%64 of word s/64: ring_[s] has entries
+  List sub_[kSlotNs];
+  uint32_t ring_[kRingSlots];  // heads of the slot lists, each last-in first (a stack)
+  size_t far_size_ = 0;     // entries in the far radix heap
+  Time far_least_ = 0;      // <= every far entry's time
+  Time last_ = 0;           // <= every far entry's time (see above)
+  List now_q_;              // far entries at last_, in sequence order
   // Which buckets have entries: bit d%64 of digit_mask_[l][d/64] for bucket [l][d], with
   // summaries of the non-zero words per level and of the non-empty levels.
   uint32_t level_mask_ = 0;

@@ -50,6 +50,38 @@ TEST(Engine, ReArmingReplacesAndCancelledTimersNeverFire) {
   EXPECT_EQ(e.events_fired(), 1u);
 }
 
+// Times near the largest one: the wheel's window then reaches past it. A timer armed at
+// the last time from a callback fires after those queued for that time earlier.
+sim::Engine* g_engine;
+sim::Timer* g_late;
+void record_and_arm_late(sim::Timer* t, sim::Time now) {
+  record(t, now);
+  if (g_late) g_engine->arm(std::exchange(g_late, nullptr), sim::kTimeMax);
+}
+
+TEST(Engine, TimersAtTheEndOfTimeFireInOrder) {
+  sim::Engine e;
+  std::vector<int> log;
+  g_log = &log;
+  sim::Timer t[6];
+  for (int i = 0; i < 6; ++i) {
+    t[i].fn = record_and_arm_late;
+    t[i].arg = i;
+  }
+  g_engine = &e;
+  g_late = nullptr;
+  e.arm(&t[0], sim::kTimeMax);
+  e.arm(&t[1], sim::kTimeMax - 100000000);
+  e.arm(&t[2], sim::kTimeMax);
+  e.arm(&t[3], sim::kTimeMax - 5);
+  e.arm(&t[4], 1000);
+  e.run_until(sim::kTimeMax - 100000000);
+  g_late = &t[5];  // armed by t[3], at kTimeMax
+  e.run_until(sim::kTimeMax);
+  EXPECT_EQ(log, (std::vector<int>{4, 1, 3, 0, 2, 5}));
+  EXPECT_EQ(e.now(), sim::kTimeMax);
+}
+
 TEST(Engine, ManyStaleEntriesAreCompactedWithoutChangingOrder) {
   sim::Engine e;
   std::vector<int> log;
@@ -229,6 +261,15 @@ TEST(Engine, CompactionKeepsTheOrderOfTies) {
   // times on a coarse grid (so many live entries share a time when that happens).
   check_against_brute_force(3, 1500, 1000, false, 50000000, 40000);
   check_against_brute_force(4, 1500, 100000, false, 50000000, 40000);
+}
+
+TEST(Engine, TimersQueuedBeyondTheWheelKeepTheirPlaceAmongTies) {
+  // Times on a grid of 65536 ns: timers armed far ahead (through the radix heap) and
+  // timers armed into the wheel's window later share times, so a slot holds both, moved in
+  // and armed directly, and ties must still fire in insertion order.
+  check_against_brute_force(5, 200, 65536, true, 3000000, 40000);
+  // Many timers on a 64 ns grid (one tie per wheel slot), re-armed and cancelled.
+  check_against_brute_force(6, 1000, 64, false, 300000, 40000);
 }
 
 TEST(Rng, StreamsAreIndependentOfEachOther) {
