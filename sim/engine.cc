@@ -10,7 +10,7 @@ namespace sim {
 
 Engine::Engine() {
   entries_.reserve(4096);
-  std::fill(std::begin(ring_), std::end(ring_), kNil);
+  std::fill(ring_.get(), ring_.get() + kRingSlots, kNil);
 }
 
 

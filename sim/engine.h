@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "sim/time.h"
@@ -196,7 +197,9 @@ class Engine {
   uint64_t ring_group_[kRingGroups] = {};  // bit w%64 of word w/64: ring_mask_[w] != 0
   uint64_t ring_mask_[kRingWords] = {};  // bit s%64 of word s/64: ring_[s] has entries
   List sub_[kSlotNs];
-  uint32_t ring_[kRingSlots];  // heads of the slot lists, each last-in first (a stack)
+  // Heads of the slot lists, each last-in first (a stack): 256 KB, so on the heap (an Engine
+  // is often a local variable, and compare runs one per worker thread).
+  std::unique_ptr<uint32_t[]> ring_{new uint32_t[kRingSlots]};
   size_t far_size_ = 0;     // entries in the far radix heap
   Time far_least_ = 0;      // <= every far entry's time
   Time last_ = 0;           // <= every far entry's time (see above)
