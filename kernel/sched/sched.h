@@ -89,15 +89,17 @@ struct sched_avg {
 
 // EEVDF entity. Virtual times in ns of virtual time; compared with signed wrap-around.
 struct sched_entity {
+  // The run-time accounting first, which every class's update_curr() and set_next_task()
+  // use (RT and fair alike): in task_struct it shares prio's cache line (see there).
+  u64 exec_start = 0;
+  u64 sum_exec_runtime = 0;
+  u64 prev_sum_exec_runtime = 0;
   load_weight load;
   u64 vruntime = 0;
   u64 deadline = 0;
   u64 vprot = 0;       // 6.18+: end of the protected (run-to-parity) window
   u64 slice = 0;
   s64 vlag = 0;        // 6.12 also uses vlag == deadline as the RUN_TO_PARITY marker
-  u64 exec_start = 0;
-  u64 sum_exec_runtime = 0;
-  u64 prev_sum_exec_runtime = 0;
   bool on_rq = false;
   bool sched_delayed = false;
   bool rel_deadline = false;
@@ -186,18 +188,20 @@ struct alignas(64) task_struct {
   int64_t syscall_ret = 0;
   mm_cid_task mm_cid;                // rseq concurrency ID (kernel/sched/mm_cid.h)
   int prio = DEFAULT_PRIO;           // effective: 99 - rt_priority for RT, 120 + nice for fair
-  int nice = 0;
-  // With prio in one cache line: an RT enqueue or dequeue reads prio and writes run_list.
+  bool exited = false;
+  // With prio in one cache line: an RT enqueue or dequeue reads prio and writes run_list,
+  // a wakeup tests exited, and an RT switch sets se's exec_start (se's run-time accounting
+  // comes first in it).
   sched_rt_entity rt;
   sched_entity se;
   int rt_priority = 0;
+  int nice = 0;
   slice_ext_task slice;
   task_stats stats;
   int recent_used_cpu = -1;
   int last_wakee_pid = -1;
   unsigned wakee_flips = 0;
   bool sched_remote_wakeup = false;  // queued on a wake list after a migrating wakeup
-  bool exited = false;
   u64 wakee_flip_decay_ts = 0;
   int pid = 0;
   int tgid = 0;

@@ -62,6 +62,20 @@ TEST(Layout, ATasksPrioAndSchedRtEntityShareACacheLine) {
   EXPECT_EQ((offsetof(task_struct, rt) + sizeof(task_struct::rt) - 1) / 64, line);
 }
 
+// An RT switch and an RT wakeup on a wide machine find the task cold: set_next_task_rt() and
+// update_curr_rt() use se's run-time accounting, try_to_wake_up() tests exited, and the
+// enqueue reads prio and writes run_list. One cache line of the task.
+TEST(Layout, ATasksRtSwitchAndWakeupFieldsShareACacheLine) {
+  using kernel::task_struct;
+  using kernel::sched_entity;
+  const size_t line = offsetof(task_struct, prio) / 64;
+  EXPECT_EQ(offsetof(task_struct, exited) / 64, line);
+  const size_t se = offsetof(task_struct, se);
+  EXPECT_EQ((se + offsetof(sched_entity, exec_start)) / 64, line);
+  EXPECT_EQ((se + offsetof(sched_entity, sum_exec_runtime)) / 64, line);
+  EXPECT_EQ((se + offsetof(sched_entity, prev_sum_exec_runtime) + 7) / 64, line);
+}
+
 // lb_view, which lb_view_update() writes on nearly every event and idle-CPU searches scan:
 // 32 bytes a CPU, aligned, so no entry is split over two cache lines.
 TEST(Layout, EveryLbViewEntryLiesInOneCacheLine) {
