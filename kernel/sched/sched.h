@@ -197,18 +197,21 @@ struct alignas(64) task_struct {
   int rt_priority = 0;
   int nice = 0;
   slice_ext_task slice;
-  task_stats stats;
   int recent_used_cpu = -1;
   int last_wakee_pid = -1;
   unsigned wakee_flips = 0;
   bool sched_remote_wakeup = false;  // queued on a wake list after a migrating wakeup
   u64 wakee_flip_decay_ts = 0;
-  int pid = 0;
-  int tgid = 0;
+  // From a line start: a wakeup and a switch update the first two lines of the statistics.
+  alignas(64) task_stats stats;
+  // In the line after them: a sleep's timer, and what a wakeup's select_task_rq() reads of
+  // the affinity (the mask's words pointer).
+  sim::Timer sleep_timer;            // hrtimer of nanosleep
   int nr_cpus_allowed = 0;
   cpumask cpus_mask;                 // allowed CPUs (1 KB at 8192 CPUs)
+  int pid = 0;
+  int tgid = 0;
   std::string comm;
-  sim::Timer sleep_timer;            // hrtimer of nanosleep
   task_struct* futex_next = nullptr; // futex wait queue link
   UserWord* futex_word = nullptr;
   UserAction pending_syscall;        // valid iff exec == SyscallEntry

@@ -76,6 +76,25 @@ TEST(Layout, ATasksRtSwitchAndWakeupFieldsShareACacheLine) {
   EXPECT_EQ((se + offsetof(sched_entity, prev_sum_exec_runtime) + 7) / 64, line);
 }
 
+// A wakeup and a switch update the task's statistics (wait_start at the enqueue, the wait
+// and run sums at the switch, nr_wakeups, nr_syscalls): its first two lines, from a line
+// start. The sleep timer, nr_cpus_allowed and the affinity mask's words pointer (what a
+// wakeup's select_task_rq() reads) share the line after them.
+TEST(Layout, ATasksStatisticsAndWakeupFieldsTakeThreeCacheLines) {
+  using kernel::task_struct;
+  using kernel::task_stats;
+  const size_t stats = offsetof(task_struct, stats);
+  EXPECT_EQ(stats % 64, 0u);
+  EXPECT_LE(offsetof(task_stats, lhp_since) + 8, 128u);
+  EXPECT_LE(offsetof(task_stats, nr_syscalls) + 8, 128u);
+  EXPECT_LE(offsetof(task_stats, nr_wakeups) + 8, 128u);
+  const size_t line = stats / 64 + 2;
+  EXPECT_EQ(offsetof(task_struct, sleep_timer) / 64, line);
+  EXPECT_EQ((offsetof(task_struct, sleep_timer) + sizeof(task_struct::sleep_timer) - 1) / 64, line);
+  EXPECT_EQ(offsetof(task_struct, nr_cpus_allowed) / 64, line);
+  EXPECT_EQ((offsetof(task_struct, cpus_mask) + 7) / 64, line);
+}
+
 // What every event reads of its CPU's rq besides the first line, grouped by cache line:
 // the kernel entry and exit accounting; the resume timer and wake list; the tick timer and
 // the mode flags; the interrupt jitter draws with the fair server's switch-time fields; the
