@@ -145,6 +145,14 @@ TEST(Layout, EveryLbViewEntryLiesInOneCacheLine) {
   for (const kernel::lb_cpu& v : sim.k->lb_view) EXPECT_EQ(addr(&v) % 32, 0u);
 }
 
+// The group sums lb_view_update() adds to: each one cache line.
+TEST(Layout, EveryLbSumIsOneCacheLine) {
+  testing_support::Sim sim(testing_support::flat_machine(6));
+  EXPECT_EQ(sizeof(kernel::lb_sum), 64u);
+  for (const auto& sums : sim.k->lb_sums)
+    for (const kernel::lb_sum& s : sums) EXPECT_EQ(addr(&s) % 64, 0u);
+}
+
 TEST(TaskArena, TasksLieOneAfterTheOtherInBlocksGrowingFrom64) {
   kernel::TaskArena arena;
   std::vector<kernel::TaskArena::Ptr> tasks;
