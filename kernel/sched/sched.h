@@ -374,9 +374,7 @@ struct cpu_exec {
   unsigned ipi_pending = 0;    // IPI_* bits
   // Lines 3 and 4: per-rq hrtick, the earliest pending IPI arrival, and 7.0's per-CPU slice
   // extension timer (hrtick for RFC/2023) with the task it was armed for.
-  sim::Timer hrtick_timer;
-  sim::Timer ipi_timer;
-  sim::Timer slice_timer;
+  sim::Timer hrtick_timer, ipi_timer, slice_timer;
   task_struct* slice_cookie = nullptr;
   // Line 5, first half: this CPU's timer interrupt jitter draws (every hrtimer_start());
   // rq->fair_server's hot fields take the second half.
