@@ -73,8 +73,11 @@ void smt_update_sibling(KernelImpl* k, int cpu, bool busy, sim::Time now) {
   if (srq->ex.sibling_busy == busy) return;
   settle_user(srq, now);
   srq->ex.sibling_busy = busy;
-  task_struct* p = srq->curr;
-  if (srq->ex.in_user && p->exec == ExecKind::Compute)
+  // Only a sibling running user code has progress to rescale: its curr (on another line of
+  // its rq) is read only then.
+  if (!srq->ex.in_user) return;
+  const task_struct* p = srq->curr;
+  if (p->exec == ExecKind::Compute)
     k->engine()->arm(&srq->ex.resume_timer,
                      srq->ex.user_since + scaled_duration(srq, p->exec_remaining_ns));
 }

@@ -282,7 +282,9 @@ static int select_task_rq(KernelImpl* k, task_struct* p, int cpu, int wake_flags
                           const sched_class* cls = nullptr) {
   if (!cls) cls = p->sched_class;
   if (p->nr_cpus_allowed > 1) cpu = cls->select_task_rq(k, p, cpu, wake_flags, waker_cpu);
-  if (!task_allowed_on(p, cpu)) {
+  // is_cpu_allowed(): a task allowed everywhere (the mask's weight is nr_cpu_ids) passes
+  // without reading its mask, which on a wide machine is a cache line of its own.
+  if (p->nr_cpus_allowed < k->nr_cpus() && !task_allowed_on(p, cpu)) {
     const int c = p->cpus_mask.first();  // select_fallback_rq()
     if (c < p->cpus_mask.size()) return c;
   }

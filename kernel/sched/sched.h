@@ -89,15 +89,17 @@ struct sched_avg {
 
 // EEVDF entity. Virtual times in ns of virtual time; compared with signed wrap-around.
 struct sched_entity {
+  // The run-time accounting first, which every class's update_curr() and set_next_task()
+  // use (RT and fair alike): in task_struct it shares prio's cache line (see there).
+  u64 exec_start = 0;
+  u64 sum_exec_runtime = 0;
+  u64 prev_sum_exec_runtime = 0;
   load_weight load;
   u64 vruntime = 0;
   u64 deadline = 0;
   u64 vprot = 0;       // 6.18+: end of the protected (run-to-parity) window
   u64 slice = 0;
   s64 vlag = 0;        // 6.12 also uses vlag == deadline as the RUN_TO_PARITY marker
-  u64 exec_start = 0;
-  u64 sum_exec_runtime = 0;
-  u64 prev_sum_exec_runtime = 0;
   bool on_rq = false;
   bool sched_delayed = false;
   bool rel_deadline = false;
@@ -186,25 +188,30 @@ struct alignas(64) task_struct {
   int64_t syscall_ret = 0;
   mm_cid_task mm_cid;                // rseq concurrency ID (kernel/sched/mm_cid.h)
   int prio = DEFAULT_PRIO;           // effective: 99 - rt_priority for RT, 120 + nice for fair
-  int nice = 0;
-  // With prio in one cache line: an RT enqueue or dequeue reads prio and writes run_list.
+  bool exited = false;
+  // With prio in one cache line: an RT enqueue or dequeue reads prio and writes run_list,
+  // a wakeup tests exited, and an RT switch sets se's exec_start (se's run-time accounting
+  // comes first in it).
   sched_rt_entity rt;
   sched_entity se;
   int rt_priority = 0;
+  int nice = 0;
   slice_ext_task slice;
-  task_stats stats;
   int recent_used_cpu = -1;
   int last_wakee_pid = -1;
   unsigned wakee_flips = 0;
   bool sched_remote_wakeup = false;  // queued on a wake list after a migrating wakeup
-  bool exited = false;
   u64 wakee_flip_decay_ts = 0;
-  int pid = 0;
-  int tgid = 0;
+  // From a line start: a wakeup and a switch update the first two lines of the statistics.
+  alignas(64) task_stats stats;
+  // In the line after them: a sleep's timer, and what a wakeup's select_task_rq() reads of
+  // the affinity (the mask's words pointer).
+  sim::Timer sleep_timer;            // hrtimer of nanosleep
   int nr_cpus_allowed = 0;
   cpumask cpus_mask;                 // allowed CPUs (1 KB at 8192 CPUs)
+  int pid = 0;
+  int tgid = 0;
   std::string comm;
-  sim::Timer sleep_timer;            // hrtimer of nanosleep
   task_struct* futex_next = nullptr; // futex wait queue link
   UserWord* futex_word = nullptr;
   UserAction pending_syscall;        // valid iff exec == SyscallEntry
@@ -345,8 +352,10 @@ extern const sched_class idle_sched_class;
 
 // Simulated CPU mode (what the hardware thread is doing), beside the Linux rq state.
 struct cpu_exec {
-  // Hot first: the mode and accounting every kernel entry and exit updates, then the timers
-  // in the order of their use (the program's resume timer and the tick on every event).
+  // Laid out by cache line (rq places it at a line start): an event on a wide machine finds
+  // its CPU's state cold, so what every event touches is packed into the first three lines
+  // and the last half line, and the timers only some configurations use lie between.
+  // Line 0: the mode's times and the accounting every kernel entry and exit updates.
   sim::Time kwork_until = 0;   // kernel work in progress until then (entry, handler, switch)
   sim::Time user_since = 0;    // user code of curr (re)started at this time
   sim::Time tick_expires = 0;  // the tick's expiry on its grid (the interrupt may come later)
@@ -354,18 +363,22 @@ struct cpu_exec {
   u64 user_ns = 0, sys_ns = 0, irq_idle_ns = 0;
   u64 busy_since = 0;          // valid while curr != idle
   u64 busy_ns = 0;             // closed intervals with a task current
+  // Line 1: curr reaches its next program step; lb_view_update() reads the wake list.
+  sim::Timer resume_timer;
+  std::vector<task_struct*> wake_list;  // ttwu_queue_wakelist entries
+  // Line 2: the periodic tick (stopped when idle under NO_HZ) and the mode flags.
+  sim::Timer tick_timer;
   bool in_user = false;        // curr is executing user code since user_since
   bool sibling_busy = false;   // SMT sibling has a task current (user work runs slower)
-  unsigned ipi_pending = 0;    // IPI_* bits
   uint32_t zero_time_steps = 0;  // program steps run without time passing (livelock guard)
-  task_struct* slice_cookie = nullptr;  // 7.0: the task the slice timer was armed for
-  std::vector<task_struct*> wake_list;  // ttwu_queue_wakelist entries
-  sim::Rng irq_rng;            // this CPU's timer interrupt jitter draws
-  sim::Timer resume_timer;     // curr reaches its next program step
-  sim::Timer tick_timer;       // the periodic tick (stopped when idle under NO_HZ)
-  sim::Timer hrtick_timer;     // per-rq hrtick
-  sim::Timer ipi_timer;        // earliest pending IPI arrival
-  sim::Timer slice_timer;      // 7.0: per-CPU slice extension timer (hrtick for RFC/2023)
+  unsigned ipi_pending = 0;    // IPI_* bits
+  // Lines 3 and 4: per-rq hrtick, the earliest pending IPI arrival, and 7.0's per-CPU slice
+  // extension timer (hrtick for RFC/2023) with the task it was armed for.
+  sim::Timer hrtick_timer, ipi_timer, slice_timer;
+  task_struct* slice_cookie = nullptr;
+  // Line 5, first half: this CPU's timer interrupt jitter draws (every hrtimer_start());
+  // rq->fair_server's hot fields take the second half.
+  alignas(32) sim::Rng irq_rng;
 };
 
 enum : unsigned {
@@ -376,17 +389,17 @@ enum : unsigned {
   IPI_CPU_STOP = 1u << 4, // stop_one_cpu_nowait(): wake this CPU's stopper (active balance)
 };
 
-// Sums of KernelImpl::lb_view over the CPUs of one sched group (a CPU, core, LLC or socket).
-// Simulator-only: kept up to date by lb_view_update(), so update_sg_lb_stats() is O(1).
 // The fair deadline server (6.12+, rq->fair_server, a deferred sched_dl_entity in
 // kernel/sched/deadline.c): fair tasks starved by RT get `fair_server_runtime_ns` per
 // `fair_server_period_ns`, at the end of the period (zero laxity). See deadline.cc.
+// What every switch reads (active, defer_running, timer.armed) comes first: rq places it
+// in the second half of a cache line.
 struct dl_server {
-  s64 runtime = 0;             // left in this period (dl_se->runtime)
-  u64 deadline = 0;            // end of this period (dl_se->deadline)
   bool active = false;         // dl_server_active(): started, fair tasks are runnable
   bool defer_running = false;  // dl_defer_running: enqueued as a deadline entity, above RT
   sim::Timer timer;            // dl_se->dl_timer: zero-laxity instant or replenishment
+  s64 runtime = 0;             // left in this period (dl_se->runtime)
+  u64 deadline = 0;            // end of this period (dl_se->deadline)
 };
 
 struct alignas(64) rq {
@@ -402,17 +415,22 @@ struct alignas(64) rq {
   task_struct* idle = nullptr;
   unsigned nr_running = 0;
   bool resched_by_rt = false;  // the pending reschedule was raised by a higher-class wakeup
+  bool active_balance = false; // an active balance is queued on this CPU's stopper (__schedule())
   u64 clock = 0;               // rq_clock(): the engine's now at the last update
   u64 clock_task = 0;          // rq_clock_task(): clock less irq time (IRQ_TIME_ACCOUNTING)
   u64 prev_irq_time = 0;       // irq time already taken out of clock_task
   u64 next_balance = 0;        // jiffies
   u64 nr_switches = 0;
   cfs_rq cfs;
-  cpu_exec ex;
+  // ex from a line start: its lines 0-2 and the first half of line 5 are hot, and the fair
+  // server's hot fields fill the second half of that line.
+  alignas(64) cpu_exec ex;
   dl_server fair_server;
-  rt_rq rt;
-  softirq_cpu softirq;
   u64 last_blocked_load_update_tick = 0;  // jiffies
+  // rt from a line start: its queues fill 25 lines exactly, so its counts and bitmap and
+  // softirq's pending, hardirq and irq_time (what every event reads) share the next line.
+  alignas(64) rt_rq rt;
+  softirq_cpu softirq;
   // What a CPU going idle and coming back reads and writes (cpu_switch(), the newly-idle
   // balance's quick path), in one cache line of their own (56 bytes), wherever the fields
   // above end.
@@ -432,7 +450,6 @@ struct alignas(64) rq {
   // of sd sharing the LLC (nullptr: none) and its span's size (1 without one).
   const sched_domain* sd_llc = nullptr;
   int sd_llc_size = 1;
-  bool active_balance = false; // an active balance is queued on this CPU's stopper
   int push_cpu = -1;           // where it pushes a task
   sim::Rng sched_rnd_state;    // sched_rng(): this CPU's draws (NI_RANDOM)
 };

@@ -31,7 +31,10 @@ static_assert(sizeof(lb_cpu) == 32);
 // The same read from the runqueue itself: what lb_view[rq->cpu] must equal.
 lb_cpu lb_cpu_of(const rq* rq);
 
-struct lb_sum {
+// One cache line each, aligned: lb_view_update() adds to a CPU's core, LLC and socket sums on
+// nearly every event, and a core's sum (touched by its two CPUs only) is cold on a wide
+// machine; 48 bytes unaligned would split every other one over two lines.
+struct alignas(64) lb_sum {
   s64 nr_running = 0;
   s64 load = 0;       // of cpu_load()
   s64 util = 0;       // of cpu_util_cfs()

@@ -62,12 +62,95 @@ TEST(Layout, ATasksPrioAndSchedRtEntityShareACacheLine) {
   EXPECT_EQ((offsetof(task_struct, rt) + sizeof(task_struct::rt) - 1) / 64, line);
 }
 
+// An RT switch and an RT wakeup on a wide machine find the task cold: set_next_task_rt() and
+// update_curr_rt() use se's run-time accounting, try_to_wake_up() tests exited, and the
+// enqueue reads prio and writes run_list. One cache line of the task.
+TEST(Layout, ATasksRtSwitchAndWakeupFieldsShareACacheLine) {
+  using kernel::task_struct;
+  using kernel::sched_entity;
+  const size_t line = offsetof(task_struct, prio) / 64;
+  EXPECT_EQ(offsetof(task_struct, exited) / 64, line);
+  const size_t se = offsetof(task_struct, se);
+  EXPECT_EQ((se + offsetof(sched_entity, exec_start)) / 64, line);
+  EXPECT_EQ((se + offsetof(sched_entity, sum_exec_runtime)) / 64, line);
+  EXPECT_EQ((se + offsetof(sched_entity, prev_sum_exec_runtime) + 7) / 64, line);
+}
+
+// A wakeup and a switch update the task's statistics (wait_start at the enqueue, the wait
+// and run sums at the switch, nr_wakeups, nr_syscalls): its first two lines, from a line
+// start. The sleep timer, nr_cpus_allowed and the affinity mask's words pointer (what a
+// wakeup's select_task_rq() reads) share the line after them.
+TEST(Layout, ATasksStatisticsAndWakeupFieldsTakeThreeCacheLines) {
+  using kernel::task_struct;
+  using kernel::task_stats;
+  const size_t stats = offsetof(task_struct, stats);
+  EXPECT_EQ(stats % 64, 0u);
+  EXPECT_LE(offsetof(task_stats, lhp_since) + 8, 128u);
+  EXPECT_LE(offsetof(task_stats, nr_syscalls) + 8, 128u);
+  EXPECT_LE(offsetof(task_stats, nr_wakeups) + 8, 128u);
+  const size_t line = stats / 64 + 2;
+  EXPECT_EQ(offsetof(task_struct, sleep_timer) / 64, line);
+  EXPECT_EQ((offsetof(task_struct, sleep_timer) + sizeof(task_struct::sleep_timer) - 1) / 64, line);
+  EXPECT_EQ(offsetof(task_struct, nr_cpus_allowed) / 64, line);
+  EXPECT_EQ((offsetof(task_struct, cpus_mask) + 7) / 64, line);
+}
+
+// What every event reads of its CPU's rq besides the first line, grouped by cache line:
+// the kernel entry and exit accounting; the resume timer and wake list; the tick timer and
+// the mode flags; the interrupt jitter draws with the fair server's switch-time fields; the
+// RT counts and bitmap with softirq's pending, hardirq and irq time. And __schedule()'s
+// active-balance test is in the first line, with curr.
+TEST(Layout, TheRqsPerEventFieldsArePackedIntoFewCacheLines) {
+  using kernel::rq;
+  using kernel::cpu_exec;
+  using kernel::dl_server;
+  EXPECT_EQ(offsetof(rq, active_balance) / 64, offsetof(rq, curr) / 64);
+  const size_t ex = offsetof(rq, ex);
+  EXPECT_EQ(ex % 64, 0u);
+  auto line_of = [](size_t off, size_t size) {
+    EXPECT_EQ(off / 64, (off + size - 1) / 64) << "split over two lines at " << off;
+    return off / 64;
+  };
+  const size_t acct = line_of(ex + offsetof(cpu_exec, kwork_until), 8);
+  EXPECT_EQ(line_of(ex + offsetof(cpu_exec, busy_ns), 8), acct);
+  EXPECT_EQ(line_of(ex + offsetof(cpu_exec, sys_ns), 8), acct);
+  const size_t resume = line_of(ex + offsetof(cpu_exec, resume_timer), sizeof(kernel::cpu_exec::resume_timer));
+  EXPECT_EQ(line_of(ex + offsetof(cpu_exec, wake_list), sizeof(kernel::cpu_exec::wake_list)), resume);
+  const size_t tick = line_of(ex + offsetof(cpu_exec, tick_timer), sizeof(kernel::cpu_exec::tick_timer));
+  EXPECT_EQ(line_of(ex + offsetof(cpu_exec, in_user), 1), tick);
+  EXPECT_EQ(line_of(ex + offsetof(cpu_exec, sibling_busy), 1), tick);
+  EXPECT_EQ(line_of(ex + offsetof(cpu_exec, zero_time_steps), 4), tick);
+  const size_t jitter = line_of(ex + offsetof(cpu_exec, irq_rng), sizeof(kernel::cpu_exec::irq_rng));
+  const size_t fs = offsetof(rq, fair_server);
+  EXPECT_EQ(line_of(fs + offsetof(dl_server, active), 1), jitter);
+  EXPECT_EQ(line_of(fs + offsetof(dl_server, defer_running), 1), jitter);
+  EXPECT_EQ(line_of(fs + offsetof(dl_server, timer) + offsetof(sim::Timer, armed), 1), jitter);
+  const size_t rt = offsetof(rq, rt);
+  const size_t counts = line_of(rt + offsetof(kernel::rt_rq, active) + offsetof(kernel::rt_prio_array, bitmap),
+                                sizeof(kernel::rt_prio_array::bitmap));
+  EXPECT_EQ(line_of(rt + offsetof(kernel::rt_rq, rt_nr_running), 4), counts);
+  EXPECT_EQ(line_of(rt + offsetof(kernel::rt_rq, highest_prio), 4), counts);
+  EXPECT_EQ(line_of(rt + offsetof(kernel::rt_rq, overloaded), 1), counts);
+  const size_t si = offsetof(rq, softirq);
+  EXPECT_EQ(line_of(si + offsetof(kernel::softirq_cpu, pending), 4), counts);
+  EXPECT_EQ(line_of(si + offsetof(kernel::softirq_cpu, hardirq), 4), counts);
+  EXPECT_EQ(line_of(si + offsetof(kernel::softirq_cpu, irq_time), 8), counts);
+}
+
 // lb_view, which lb_view_update() writes on nearly every event and idle-CPU searches scan:
 // 32 bytes a CPU, aligned, so no entry is split over two cache lines.
 TEST(Layout, EveryLbViewEntryLiesInOneCacheLine) {
   testing_support::Sim sim(testing_support::flat_machine(6));
   EXPECT_EQ(sizeof(kernel::lb_cpu), 32u);
   for (const kernel::lb_cpu& v : sim.k->lb_view) EXPECT_EQ(addr(&v) % 32, 0u);
+}
+
+// The group sums lb_view_update() adds to: each one cache line.
+TEST(Layout, EveryLbSumIsOneCacheLine) {
+  testing_support::Sim sim(testing_support::flat_machine(6));
+  EXPECT_EQ(sizeof(kernel::lb_sum), 64u);
+  for (const auto& sums : sim.k->lb_sums)
+    for (const kernel::lb_sum& s : sums) EXPECT_EQ(addr(&s) % 64, 0u);
 }
 
 TEST(TaskArena, TasksLieOneAfterTheOtherInBlocksGrowingFrom64) {
