@@ -87,9 +87,8 @@ void Engine::cancel(Timer* t) {
 
 // Every entry of the bucket agrees with last_ (now the bucket's least possible time, at or
 // below every entry) above digit `level`, so each moves to a lower level or to now_q_ (those
-// at last_), in the order they were queued. Most relinked entries come from level 2, due
-// within its bucket's span (2^16 ns), some dozens of events ahead: the timer, armed long
-// ago and likely out of the cache, starts loading now.
+// at last_), in the order they were queued. Each timer, armed long ago and likely out of
+// the cache, starts loading now.
 __attribute__((noinline)) void Engine::relink(List* src) {
   uint32_t i = src->head;
   *src = List{};
