@@ -389,11 +389,9 @@ enum : unsigned {
   IPI_CPU_STOP = 1u << 4, // stop_one_cpu_nowait(): wake this CPU's stopper (active balance)
 };
 
-// The fair deadline server (6.12+, rq->fair_server, a deferred sched_dl_entity in
-// kernel/sched/deadline.c): fair tasks starved by RT get `fair_server_runtime_ns` per
-// `fair_server_period_ns`, at the end of the period (zero laxity). See deadline.cc.
-// What every switch reads (active, defer_running, timer.armed) comes first: rq places it
-// in the second half of a cache line.
+// The fair deadline server (6.12+, rq->fair_server, a deferred sched_dl_entity in deadline.c):
+// fair tasks starved by RT get `fair_server_runtime_ns` per `fair_server_period_ns`, at the
+// period's end (zero laxity). What every switch reads comes first, in half a line of rq.
 struct dl_server {
   bool active = false;         // dl_server_active(): started, fair tasks are runnable
   bool defer_running = false;  // dl_defer_running: enqueued as a deadline entity, above RT
@@ -452,7 +450,11 @@ struct alignas(64) rq {
   int sd_llc_size = 1;
   int push_cpu = -1;           // where it pushes a task
   sim::Rng sched_rnd_state;    // sched_rng(): this CPU's draws (NI_RANDOM)
+  // rqs lie one after another (RqArray): with an even number of lines, the same field of
+  // every rq falls in a fraction of a cache's sets (48 lines: 1/16) and evicts itself.
+  alignas(64) char odd_lines_pad[64];
 };
+static_assert(sizeof(rq) % 128 == 64, "struct rq must take an odd number of cache lines");
 
 // ---- core.cc ----
 void resched_curr(rq* rq);
