@@ -50,7 +50,7 @@ bool mm_cid_init(KernelImpl* k, mm_struct* mm) {
   const size_t n = static_cast<size_t>(k->nr_cpus());
   c.pcpu.assign(n, mm_cid_pcpu{});
   c.cidmask.assign((n + 63) / 64, 0);
-  c.cpus_allowed.assign(n, 0);
+  c.cpus_allowed.assign(static_cast<int>(n), false);
   return true;
 }
 
@@ -58,13 +58,8 @@ void mm_set_cpus_allowed(mm_struct* mm, const task_struct* t) {
   mm_mm_cid& c = mm->cid;
   // The union only grows: once it holds every CPU no mask adds one. Otherwise the walk is a
   // word per 64 CPUs and a step per CPU of t's mask.
-  if (static_cast<size_t>(c.nr_cpus_allowed) == c.cpus_allowed.size()) return;
-  t->cpus_mask.for_each([&c](int cpu) {
-    if (!c.cpus_allowed[static_cast<size_t>(cpu)]) {
-      c.cpus_allowed[static_cast<size_t>(cpu)] = 1;
-      c.nr_cpus_allowed++;
-    }
-  });
+  if (c.nr_cpus_allowed == c.cpus_allowed.size()) return;
+  t->cpus_mask.for_each([&c](int cpu) { c.nr_cpus_allowed += c.cpus_allowed.set(cpu); });
 }
 
 bool cidmask_test_and_set(mm_struct* mm, unsigned cid) {

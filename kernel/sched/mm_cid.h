@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel/sched/cpumask.h"
 #include "kernel/stats.h"
 #include "sim/engine.h"
 #include "sim/stats.h"
@@ -96,7 +97,7 @@ struct mm_cid_sampled {
 struct mm_mm_cid {
   std::vector<uint64_t> cidmask;   // mm_cidmask(): bit c = cid c allocated
   std::vector<mm_cid_pcpu> pcpu;   // per possible CPU; empty until the first thread forks
-  std::vector<uint8_t> cpus_allowed;  // 6.13+ mm_cpus_allowed: union of the threads' masks
+  cpumask cpus_allowed;            // 6.13+ mm_cpus_allowed: union of the threads' masks
   int nr_cpus_allowed = 0;         // its weight
   int users = 0;                   // mm_users: live threads (6.19: mm_cid.users)
   int max_nr_cid = 0;              // 6.13+
