@@ -174,12 +174,14 @@ inline std::vector<const kernel::task_struct*> rt_queued(const kernel::rq& rq) {
 inline void check_invariants(const kernel::KernelImpl& k, sim::Time elapsed) {
   check_lb_view(k);
   check_sd_idle_next_balance(k);
+  std::vector<std::vector<const kernel::task_struct*>> rt_lists;
+  for (int c = 0; c < k.nr_cpus(); ++c) rt_lists.push_back(rt_queued(k.cpu_rq(c)));
   // RT push/pull bookkeeping: pushable = queued, not running, allowed on several CPUs.
   unsigned overloaded = 0;
   for (int c = 0; c < k.nr_cpus(); ++c) {
     const kernel::rq& rq = k.cpu_rq(c);
     unsigned pushable = 0;
-    for (const kernel::task_struct* p : rt_queued(rq)) {
+    for (const kernel::task_struct* p : rt_lists[static_cast<size_t>(c)]) {
       pushable += p->rt.pushable;
       EXPECT_EQ(p->rt.pushable, p != rq.curr && p->nr_cpus_allowed > 1) << "pid " << p->pid;
     }
@@ -198,8 +200,6 @@ inline void check_invariants(const kernel::KernelImpl& k, sim::Time elapsed) {
   }
   for (int c = 0; c < k.nr_cpus(); ++c)
     EXPECT_EQ(k.cpu_rq(c).cfs.h_nr_idle, idle_queued[static_cast<size_t>(c)]) << "cpu " << c;
-  std::vector<std::vector<const kernel::task_struct*>> rt_lists;
-  for (int c = 0; c < k.nr_cpus(); ++c) rt_lists.push_back(rt_queued(k.cpu_rq(c)));
   uint64_t busy = 0, task_run = 0;
   for (int c = 0; c < k.nr_cpus(); ++c) {
     const kernel::rq& rq = k.cpu_rq(c);
