@@ -169,8 +169,9 @@ class KernelImpl final : public Kernel {
   // Per CPU, what load balancing and idle-CPU searches read of every CPU of a domain, again
   // and packed (simulator-only): update_sg_lb_stats() and available_idle_cpu() loop over up
   // to all CPUs, and 32 bytes per CPU (two a line) instead of two or three lines of each rq
-  // make those loops several times faster on wide machines. Written by lb_view_update() where the rq
-  // fields change: add/sub_nr_running, enqueue/dequeue_entity, __schedule, the wake list.
+  // make those loops several times faster on wide machines. Written by lb_view_update()
+  // where the rq fields change: add/sub_nr_running, enqueue/dequeue_entity, __schedule, the
+  // wake list.
   std::vector<lb_cpu> lb_view;
   // lb_view summed per core, LLC and socket (the sched groups of every level above one CPU;
   // a one-CPU group reads its lb_view entry), and per CPU the three sums it counts in.

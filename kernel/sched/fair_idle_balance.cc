@@ -103,6 +103,7 @@ void nohz_balancer_kick(rq* rq) {
     bool balance = rq->nr_running >= 2;
     if (!balance) {
       const int llc = llc_size(k, rq->cpu);
+      // sd_llc_shared's nr_busy_cpus, from the LLC's sum (lb_sums_of: core, LLC, socket).
       const s64 busy = llc - k->lb_sums_of[static_cast<size_t>(rq->cpu)][1]->idle_cpus;
       balance = llc > 1 && busy > 1;
     }
