@@ -48,7 +48,19 @@ __attribute__((noinline)) void Engine::far_place(uint32_t i) {
   level_mask_ |= 1u << level;
 }
 
+// The pool is used up: drop the stale entries if they outnumber the live ones (lazy
+// deletion otherwise frees an entry only when its time comes), else grow it. Compacting
+// only here, not on every event, is what bounds the pool, and takes no time while it does
+// not need to grow.
 __attribute__((noinline, cold)) uint32_t Engine::grow_pool() {
+  if (stale_ > 1024 && stale_ > size_ / 2) {
+    compact();
+    if (free_ != kNil) {
+      const uint32_t i = free_;
+      free_ = entries_[i].next;
+      return i;
+    }
+  }
   entries_.push_back(Entry{});
   return static_cast<uint32_t>(entries_.size() - 1);
 }
@@ -291,7 +303,6 @@ void Engine::compact() {
 bool Engine::run_until(Time end) {
   stopped_ = false;
   for (;;) {
-    if (stale_ > 1024 && stale_ > size_ / 2) compact();
     const uint32_t i = take_least(end);
     if (i == kNil) break;
     const Entry e = entries_[i];

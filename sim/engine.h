@@ -118,7 +118,8 @@ class Engine {
     return t->armed && t->qseq == seq_of(e);
   }
   void enqueue(Timer* t, Time when);
-  // The rare path of enqueue, out of line so the common one needs few registers.
+  // The rare path of enqueue, out of line so the common one needs few registers: compacts
+  // or grows the pool.
   uint32_t grow_pool();
   void append(List* l, uint32_t i) {
     entries_[i].next = kNil;
@@ -165,6 +166,7 @@ class Engine {
     return i;
   }
   void relink(List* src);
+  // Drops the stale entries (see grow_pool).
   void compact();
   // Starts loading the timer of a likely next event (the head of the first non-empty
   // list of sub_, or of the next ring slot if within 64 slots), so that its cache miss
