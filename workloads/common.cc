@@ -135,6 +135,16 @@ std::string parse_policy(const std::string& param, const std::string& s, int* po
 
 int rt_priority_for(int policy) { return policy == SCHED_FIFO || policy == SCHED_RR ? 1 : 0; }
 
+std::string thread_attr(kernel::Kernel& k, const char* comm, int policy, int nice,
+                        kernel::TaskAttr* attr) {
+  *attr = kernel::TaskAttr{};
+  attr->comm = comm;
+  attr->policy = policy;
+  attr->nice = nice;
+  attr->rt_priority = rt_priority_for(policy);
+  return k.validate_attr(*attr);
+}
+
 const char* policy_name(int policy) {
   switch (policy) {
     case SCHED_NORMAL: return "normal";
@@ -200,11 +210,7 @@ user::Program hog_program(user::Thread& t) {
 std::string spawn_hogs(kernel::Kernel& k, int n, int nice, int policy, uint64_t seed, HogsAs as) {
   if (n <= 0) return "";
   kernel::TaskAttr attr;
-  attr.comm = "hog";
-  attr.policy = policy;
-  attr.nice = nice;
-  attr.rt_priority = rt_priority_for(policy);
-  if (std::string e = k.validate_attr(attr); !e.empty()) return "hog_" + e;
+  if (std::string e = thread_attr(k, "hog", policy, nice, &attr); !e.empty()) return "hog_" + e;
   // A separate program's process calls setsid() (its own autogroup); in a cgroup it is in
   // that cgroup's group instead.
   const int sid = k.current_session();

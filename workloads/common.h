@@ -52,6 +52,10 @@ std::string parse_policy(const std::string& param, const std::string& s, int* po
 // The RT priority a workload gives threads of `policy`: 1 (the lowest) for SCHED_FIFO and
 // SCHED_RR, 0 otherwise.
 int rt_priority_for(int policy);
+// The attributes of a workload's threads: `comm`, `policy` with rt_priority_for(policy),
+// `nice`. Returns what k.validate_attr() says of them ("" if the kernel takes them).
+std::string thread_attr(kernel::Kernel& k, const char* comm, int policy, int nice,
+                        kernel::TaskAttr* attr);
 const char* policy_name(int policy);
 
 // The pure CPU hog program: compute forever, in 1 s steps.

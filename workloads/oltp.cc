@@ -77,11 +77,7 @@ class Oltp : public Workload {
     s_.steps = steps;
     s_.io_prob = io_prob;
     kernel::TaskAttr attr;
-    attr.comm = "oltp";
-    attr.policy = policy;
-    attr.nice = nice;
-    attr.rt_priority = rt_priority_for(policy);
-    if (std::string e = k.validate_attr(attr); !e.empty()) return e;
+    if (std::string e = thread_attr(k, "oltp", policy, nice, &attr); !e.empty()) return e;
     bool hogs_before = true;
     if (std::string e = parse_hogs_start(p, &hogs_before); !e.empty()) return e;
     if (hogs_before)

@@ -69,11 +69,7 @@ class SpinLockWorkload : public Workload {
     if (hogs < 0) return "hogs: must be >= 0";
     s_.locks = std::vector<user::SpinLock>(static_cast<size_t>(locks));
     kernel::TaskAttr attr;
-    attr.comm = "client";
-    attr.policy = policy;
-    attr.nice = nice;
-    attr.rt_priority = rt_priority_for(policy);
-    if (std::string e = k.validate_attr(attr); !e.empty()) return e;
+    if (std::string e = thread_attr(k, "client", policy, nice, &attr); !e.empty()) return e;
     bool hogs_before = true;
     if (std::string e = parse_hogs_start(p, &hogs_before); !e.empty()) return e;
     if (hogs_before)
