@@ -3,32 +3,13 @@
 // section (mainline and the latency_sensi_flag patch), forced-threaded handlers, settings.
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
-
 #include "kernel/entry/common.h"
 #include "kernel/net/dev.h"
 #include "kernel/net/nic.h"
 #include "kernel/sched/sched.h"
 #include "kernel/softirq.h"
 #include "tests/kernel/harness.h"
-
-namespace {
-std::atomic<uint64_t> g_allocations{0};
-}
-
-// Counts heap allocations, for Napi.SteadyStateReceiveMakesNoHeapAllocation.
-void* operator new(size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-#pragma GCC diagnostic pop
+#include "tests/sim/allocation_counter.h"  // for Napi.SteadyStateReceiveMakesNoHeapAllocation
 
 using testing_support::Sim;
 using testing_support::exact_timers;
@@ -317,10 +298,10 @@ TEST(Napi, SteadyStateReceiveMakesNoHeapAllocation) {
     // The warm-up also lets the runqueues' trees reach their largest size once.
     const sim::Time warm = variant == 3 ? 100 * kMs : 50 * kMs;
     s.engine.run_until(warm);
-    const uint64_t before = g_allocations.load();
+    const uint64_t before = testing_support::allocations.load();
     const uint64_t events = s.engine.events_fired();
     s.engine.run_until(warm + 50 * kMs);
     EXPECT_GT(s.engine.events_fired() - events, 10000u);
-    EXPECT_EQ(g_allocations.load() - before, 0u) << "variant " << variant;
+    EXPECT_EQ(testing_support::allocations.load() - before, 0u) << "variant " << variant;
   }
 }

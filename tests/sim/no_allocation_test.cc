@@ -3,31 +3,14 @@
 // Method: this binary replaces the global operator new with a counting one.
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
+#include <memory>
+#include <vector>
 
 #include "scenario/experiment.h"
 #include "tests/kernel/harness.h"
+#include "tests/sim/allocation_counter.h"
 #include "user/slice_ext.h"
 #include "user/sync.h"
-
-namespace {
-std::atomic<uint64_t> g_allocations{0};
-}
-
-void* operator new(size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-// The replacements pair with the operator new above (malloc), but g++ 12 inlines them into
-// callers and then sees free() of memory from `new`: a false -Wmismatched-new-delete.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-#pragma GCC diagnostic pop
 
 namespace {
 
@@ -56,6 +39,15 @@ user::Program hog(user::Thread& t) {
 
 }  // namespace
 
+// The counter sees allocations at all (else every "no allocation" check would pass).
+std::unique_ptr<std::vector<int>> g_kept;  // escapes, so the allocation cannot be elided
+TEST(NoAllocation, TheCounterCountsAnAllocation) {
+  const uint64_t before = testing_support::allocations.load();
+  g_kept = std::make_unique<std::vector<int>>(100);
+  EXPECT_GE(testing_support::allocations.load() - before, 2u);  // the vector and its array
+  g_kept.reset();
+}
+
 TEST(NoAllocation, SteadyStateSimulationMakesNoHeapAllocation) {
   for (auto abi : {kernel::SliceExtAbi::None, kernel::SliceExtAbi::Rfc, kernel::SliceExtAbi::Mainline}) {
     kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
@@ -71,10 +63,10 @@ TEST(NoAllocation, SteadyStateSimulationMakesNoHeapAllocation) {
     for (int i = 0; i < 8; ++i) s.spawn(kernel::TaskAttr{}, hog);
     s.k->start();
     s.engine.run_until(500 * sim::kNsecPerMsec);  // warm-up
-    const uint64_t before = g_allocations.load();
+    const uint64_t before = testing_support::allocations.load();
     const uint64_t events_before = s.engine.events_fired();
     s.engine.run_until(1000 * sim::kNsecPerMsec);
     EXPECT_GT(s.engine.events_fired() - events_before, 10000u);
-    EXPECT_EQ(g_allocations.load() - before, 0u) << kernel::slice_ext_abi_name(abi);
+    EXPECT_EQ(testing_support::allocations.load() - before, 0u) << kernel::slice_ext_abi_name(abi);
   }
 }
