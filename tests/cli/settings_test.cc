@@ -55,20 +55,60 @@ TEST(Settings, DocsMachinesMdCostTableIsTheGeneratedTable) {
       << "regenerate the table of docs/machines.md: schedlab list costs --markdown";
 }
 
-// Every setting takes back the value it shows, on every version, and refuses nonsense with
-// one line naming the key and the value.
+// A value of `s` other than its value in `d`, as text a scenario file would write, or "" if
+// the setting has no other (a single-valued range).
+std::string other_value(const kernel::Setting& s, const kernel::KernelConfig& d) {
+  using kernel::SettingType;
+  switch (s.type) {
+    case SettingType::Bool: return s.get(d, s.arg) ? "false" : "true";
+    case SettingType::Boot01: return s.get(d, s.arg) ? "0" : "1";
+    case SettingType::Int:
+    case SettingType::Duration: {
+      const int64_t v = s.get(d, s.arg);
+      const int64_t o = v != s.lo ? s.lo : s.hi;
+      if (o == v) return "";
+      return std::to_string(o) + (s.type == SettingType::Duration ? "ns" : "");
+    }
+    case SettingType::Enum: {
+      const int64_t v = s.get(d, s.arg);
+      for (int i = 0; s.choice(i); ++i)
+        if (i != v) return s.choice(i);
+      return "";
+    }
+    case SettingType::Double: {
+      const double v = s.get_d(d);
+      return std::to_string(v != s.dlo ? s.dlo : s.dhi);
+    }
+  }
+  return "";
+}
+
+// Every setting takes a value other than its default and then the default back, on every
+// version, changing no other setting; and it refuses nonsense with an error that starts with
+// its name and quotes the value.
 TEST(Settings, EverySettingTakesItsOwnValueAndNamesItselfOnBadInput) {
   for (kernel::KernelVersion v : {kernel::KernelVersion::V6_12, kernel::KernelVersion::V6_18,
                                   kernel::KernelVersion::V7_0}) {
     const kernel::KernelConfig d = kernel::default_config(v);
     for (const kernel::Setting& s : kernel::kernel_settings()) {
       SCOPED_TRACE(s.name);
+      EXPECT_TRUE(kernel::is_config_key(s.name));
+      const std::string dv = kernel::setting_value(s, d);
+      const std::string other = other_value(s, d);
+      if (other.empty()) continue;
+      kernel::KernelConfig c = d;
+      const std::string err = kernel::set_config_key(&c, s.name, other);
+      if (!err.empty()) {
+        ADD_FAILURE() << "'" << other << "' refused: " << err;
+        continue;
+      }
+      EXPECT_NE(kernel::setting_value(s, c), dv) << "set to '" << other << "'";
+      for (const kernel::Setting& t : kernel::kernel_settings())
+        if (&t != &s) EXPECT_EQ(kernel::setting_value(t, c), kernel::setting_value(t, d)) << t.name;
       if (s.type == kernel::SettingType::Duration && s.get(d, s.arg) == 0) continue;  // "0 = the design's"
       if (std::string(s.name) == "mm_cid.scan_batch") continue;  // 0 = the default, not settable
-      kernel::KernelConfig c = d;
-      EXPECT_EQ(kernel::set_config_key(&c, s.name, kernel::setting_value(s, d)), "");
-      EXPECT_EQ(kernel::setting_value(s, c), kernel::setting_value(s, d));
-      EXPECT_TRUE(kernel::is_config_key(s.name));
+      EXPECT_EQ(kernel::set_config_key(&c, s.name, dv), "");
+      EXPECT_EQ(kernel::setting_value(s, c), dv);
     }
   }
   for (const kernel::Setting& s : kernel::kernel_settings()) {
@@ -104,14 +144,23 @@ TEST(Settings, UnknownMembersOfAFamilyAreKernelKeys) {
             "sched_feat.NOPE: unknown scheduler feature 'NOPE'");
 }
 
-// Every cost takes back its default through `--set machine.KEY`, and a bad value names the key.
+// Every cost takes a value other than its default through `--set machine.KEY`, changing no
+// other cost, and then its default back; a bad value names the key.
 TEST(Settings, EveryCostTakesItsDefaultAndNamesItselfOnBadInput) {
+  auto text_of = [](const hw::CostSetting& f, int64_t v) {
+    return f.type == hw::CostType::Bool ? std::string(v ? "true" : "false") : std::to_string(v);
+  };
   for (const hw::CostSetting& f : hw::cost_settings()) {
     SCOPED_TRACE(f.key);
     hw::Machine m;
     const int64_t d = f.get(hw::Costs{});
-    const std::string text = f.type == hw::CostType::Bool ? (d ? "true" : "false") : std::to_string(d);
-    EXPECT_TRUE(hw::set_cost(&m, f.key, text).ok());
+    const int64_t other = f.type == hw::CostType::Bool ? !d : d != f.lo ? f.lo : f.hi;
+    ASSERT_NE(other, d);
+    EXPECT_TRUE(hw::set_cost(&m, f.key, text_of(f, other)).ok());
+    EXPECT_EQ(f.get(m.costs), other);
+    for (const hw::CostSetting& g : hw::cost_settings())
+      if (&g != &f) EXPECT_EQ(g.get(m.costs), g.get(hw::Costs{})) << g.key;
+    EXPECT_TRUE(hw::set_cost(&m, f.key, text_of(f, d)).ok());
     EXPECT_EQ(f.get(m.costs), d);
     const hw::LoadResult bad = hw::set_cost(&m, f.key, "x#1");
     EXPECT_NE(bad.error.find(f.key), std::string::npos) << bad.error;

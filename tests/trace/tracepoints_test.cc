@@ -81,7 +81,7 @@ TEST(Tracepoints, SleepSwitchesOutAsSExitAsXAndTheTimerIrqWakesTheSleeper) {
 }
 
 // A tick preempting one of two CPU hogs is a switch with prev_state R+ (TASK_REPORT_MAX),
-// inside the tick's interrupt; the idle task appears as swapper/N, pid 0, prio 120.
+// at the return from the tick's interrupt; the idle task appears as swapper/N, pid 0, prio 120.
 TEST(Tracepoints, TickPreemptionIsReportedAsRPlus) {
   Sim s(exact_timers(flat_machine(1)));
   Recorder rec;
@@ -100,7 +100,22 @@ TEST(Tracepoints, TickPreemptionIsReportedAsRPlus) {
   }
   EXPECT_GT(preempted, 0);
   EXPECT_EQ(from_idle, 1);
-  EXPECT_FALSE(rec.of(TraceEvent::irq_handler_entry).empty());
+  // Each R+ switch is made on the return from the tick's interrupt (irqentry_exit()): the
+  // last records before it are that interrupt's, from the tick handler's expiry to the
+  // irq_handler_exit, at the switch's time.
+  bool in_tick = false;
+  sim::Time tick_exit = -1;
+  int after_tick = 0;
+  for (const auto& r : rec.records) {
+    if (r.type == TraceEvent::irq_handler_entry) in_tick = false, tick_exit = -1;
+    if (r.type == TraceEvent::hrtimer_expire_entry) in_tick = r.timer == kernel::TraceHrtimer::tick_nohz_handler;
+    if (r.type == TraceEvent::irq_handler_exit && in_tick) tick_exit = r.ts;
+    if (r.type == TraceEvent::sched_switch && r.state == kernel::kTraceStatePreempted) {
+      EXPECT_EQ(r.ts, tick_exit) << "an R+ switch at " << r.ts << " not at a tick's return";
+      after_tick += r.ts == tick_exit;
+    }
+  }
+  EXPECT_EQ(after_tick, preempted);
 }
 
 // softirq_entry/softirq_exit bracket each vector handle_softirqs() runs: here NET_TX raised
@@ -119,11 +134,43 @@ TEST(Tracepoints, SoftirqEntryAndExitBracketTheVectorRun) {
                                                                 {TraceEvent::softirq_exit, kernel::NET_TX_SOFTIRQ}}));
 }
 
-// Without a sink nothing is recorded and nothing breaks (the default of every run).
-TEST(Tracepoints, NoSinkRecordsNothing) {
-  Sim s(exact_timers(flat_machine(1)));
+// Tracing only observes: a run with a sink fires the same events and gives its tasks the
+// same CPU time and switches as one without, and a sink taken away (set_trace_sink(nullptr),
+// every run's default) is given nothing more.
+TEST(Tracepoints, ASinkChangesNoResultAndARemovedOneIsGivenNothing) {
+  struct Out {
+    uint64_t events = 0;
+    std::vector<uint64_t> runtime_and_switches;
+    size_t records_at_removal = 0, records = 0;
+  };
+  auto run = [](Recorder* rec) {
+    Sim s(exact_timers(flat_machine(1)));
+    if (rec) s.k->set_trace_sink(rec);
+    std::vector<int> pids;
+    for (int i = 0; i < 2; ++i)
+      pids.push_back(s.spawn(pinned(0), [](user::Thread& t) -> user::Program { co_await t.compute(50 * kMs); }));
+    s.k->start();
+    s.engine.run_until(10 * kMs);
+    Out o;
+    o.records_at_removal = rec ? rec->records.size() : 0;
+    s.k->set_trace_sink(nullptr);
+    s.engine.run_until(20 * kMs);
+    s.k->finish(20 * kMs);
+    o.events = s.engine.events_fired();
+    o.records = rec ? rec->records.size() : 0;
+    for (int pid : pids) {
+      const kernel::task_struct& t = s.task(pid);
+      o.runtime_and_switches.push_back(t.se.sum_exec_runtime);
+      o.runtime_and_switches.push_back(t.stats.nr_switches_involuntary);
+    }
+    return o;
+  };
   Recorder rec;
-  s.spawn(pinned(0), [](user::Thread& t) -> user::Program { co_await t.compute(10 * kMs); });
-  s.run(10 * kMs);
-  EXPECT_TRUE(rec.records.empty());
+  const Out traced = run(&rec);
+  const Out plain = run(nullptr);
+  EXPECT_GT(traced.records_at_removal, 0u);  // the sink was given the first 10 ms
+  EXPECT_EQ(traced.records, traced.records_at_removal);
+  EXPECT_EQ(traced.events, plain.events);
+  EXPECT_EQ(traced.runtime_and_switches, plain.runtime_and_switches);
+  EXPECT_GT(plain.runtime_and_switches[1], 0u);  // the tick preempted: there was something to change
 }
