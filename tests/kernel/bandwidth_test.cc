@@ -146,8 +146,8 @@ TEST(Bandwidth, ATaskWokenInTheKernelOfAThrottledGroupRunsToUserModeFrom618On) {
   }
 }
 
-// The balancer never moves a throttled group's queued tasks: 6.12 took them off the CPU's
-// runqueue with their group entity, 6.18+ into the limbo list.
+// A throttled group's queued tasks leave the CPU's runqueue until the period refills the
+// quota: 6.12 takes them off with their group entity, 6.18+ into the limbo list.
 TEST(Bandwidth, ThrottledTasksStayOffTheRunqueueUntilThePeriod) {
   for (auto v : kVersions) {
     SCOPED_TRACE(kernel::version_name(v));

@@ -208,16 +208,20 @@ TEST(Group, WithAutogroupTheScenariosSessionIsOneGroup) {
   for (auto v : kVersions) {
     kernel::KernelConfig cfg = kernel::default_config(v);
     cfg.sched_autogroup_enabled = true;
+    cfg.softirq.ksoftirqd = true;  // kernel threads, which stay in the root group
     Sim s(flat_machine(2), cfg);
     const int a = s.spawn(in_group(0), hog);
     const int b = s.spawn(in_group(0), hog);
     ASSERT_NE(s.task(a).sched_task_group, nullptr);
     EXPECT_EQ(s.task(a).sched_task_group, s.task(b).sched_task_group);
     EXPECT_EQ(s.task(a).sched_task_group->path, "/autogroup-0");
+    int kthreads = 0;
     for (const auto& t : s.k->tasks())
       if (t->comm.rfind("ksoftirqd", 0) == 0) {
+        ++kthreads;
         EXPECT_EQ(t->sched_task_group, nullptr);
       }
+    EXPECT_EQ(kthreads, 2);
   }
 }
 
