@@ -166,6 +166,42 @@ TEST(Bandwidth, ThrottledTasksStayOffTheRunqueueUntilThePeriod) {
   }
 }
 
+// The balancer never moves a throttled group's tasks (6.12's throttled_lb_pair(); 6.18+ has
+// them off the runqueue): the group's three hogs are throttled from about 5 ms on, then two
+// hogs pinned to CPU 0 make it the busiest CPU, and CPU 1, idle, pulls none of the group's
+// hogs queued there until the period refills the quota.
+TEST(Bandwidth, TheBalancerMovesNoThrottledTask) {
+  for (auto v : kVersions) {
+    SCOPED_TRACE(kernel::version_name(v));
+    Sim s(flat_machine(2), testing_support::no_autogroup(kernel::default_config(v)));
+    const int a = s.k->create_task_group("/a");
+    s.k->set_task_group_cpu_max(a, 10000, 100000);
+    std::vector<int> limited;
+    for (int i = 0; i < 3; ++i) limited.push_back(s.spawn(in_group(a), hog));
+    for (int i = 0; i < 2; ++i) s.spawn(in_group(0, 0), hog, 20 * kMs);
+    s.k->start();
+    s.engine.run_until(30 * kMs);
+    std::vector<int> cpu;
+    std::vector<uint64_t> migrations;
+    int on_cpu0 = 0;
+    for (int pid : limited) {
+      cpu.push_back(s.task(pid).cpu);
+      migrations.push_back(s.task(pid).stats.nr_migrations);
+      on_cpu0 += s.task(pid).cpu == 0;
+    }
+    EXPECT_GT(on_cpu0, 0);  // something for CPU 1 to pull, were it allowed
+    EXPECT_EQ(s.k->cpu_rq(0).nr_running, 2u);
+    s.engine.run_until(95 * kMs);
+    EXPECT_TRUE(s.k->cpu_rq(1).curr->is_idle);
+    for (size_t i = 0; i < limited.size(); ++i) {
+      EXPECT_EQ(s.task(limited[i]).cpu, cpu[i]) << "pid " << limited[i];
+      EXPECT_EQ(s.task(limited[i]).stats.nr_migrations, migrations[i]) << "pid " << limited[i];
+    }
+    s.k->finish(95 * kMs);
+    testing_support::check_invariants(*s.k, 95 * kMs);
+  }
+}
+
 // The scenario key: `cpu.max = "20000 100000"` on the workload's cgroup gives its hog a fifth
 // of the CPU beside an unlimited hog, and the results carry cpu.stat's counters.
 TEST(Bandwidth, ScenarioCpuMaxLimitsTheCgroupAndReportsCpuStat) {
