@@ -117,38 +117,89 @@ TEST(Features, BuddyBefore70IsTakenByPickNextEntityOnly) {
   }
 }
 
-// A buddy is never left pointing at an entity that left the runqueue or is delayed there:
-// two sleepers that wake often (each becoming the buddy, NEXT_BUDDY on) share a CPU with a
-// hog, and look at cfs_rq->next each time they run. The run keeps the usual accounting
-// invariants in every version.
+// A buddy is never left pointing at an entity that left its runqueue or is delayed there:
+// dequeue_entity() calls clear_buddies() first, before the delayed-dequeue test. It matters
+// for an entity dequeued without a set_next_entity() at its level since it became the buddy.
+// A task sleeping in a group that stays queued makes the group's entity the buddy
+// (dequeue_entities(): set_next_buddy(parent)); the group keeps running its other tasks with
+// no new set_next_entity() at the root (pick_next_task_fair() sets only the levels that
+// change), and leaves the root when its last task sleeps. A probe every 5 us looks at CPU 0's
+// root runqueue and the group runqueue its tasks are queued on (autogroup, the default):
+// each next buddy is queued there and not delayed. Two workloads per version: a worker that
+// sleeps 1 ms every 2 ms and a short sleeper, with the version's defaults (the group's entity
+// is the buddy, and leaves whenever both sleep); a hog and two sleepers with NEXT_BUDDY on
+// (the wakees are the buddies of the group's runqueue and leave when they sleep). The runs
+// keep the usual accounting invariants.
 user::Program hog(user::Thread& t) {
   for (;;) co_await t.compute(1000000000);
 }
 
+struct BuddyProbe {
+  sim::Timer timer;
+  const kernel::rq* rq = nullptr;
+  const kernel::task_struct* task = nullptr;  // queued on the group runqueue below the root
+  int samples = 0, with_buddy = 0, bad = 0;
+  void check(const kernel::cfs_rq* cfs) {
+    const kernel::sched_entity* next = cfs->next;
+    if (!next) return;
+    ++with_buddy;
+    bad += !next->on_rq || next->sched_delayed || next->cfs_rq != cfs;
+  }
+};
+void probe_buddies(sim::Timer* t, sim::Time now) {
+  auto* p = static_cast<BuddyProbe*>(t->ctx);
+  ++p->samples;
+  p->check(&p->rq->cfs);
+  const kernel::cfs_rq* group = p->task->se.cfs_rq;
+  if (group && group != &p->rq->cfs) p->check(group);
+  p->rq->k->engine()->arm(t, now + 5 * sim::kNsecPerUsec);
+}
+
 TEST(Features, NextBuddyIsClearedWhenItsEntityLeaves) {
   for (auto v : {kernel::KernelVersion::V6_12, kernel::KernelVersion::V6_18, kernel::KernelVersion::V7_0}) {
-    Sim s(flat_machine(1), with(v, "NEXT_BUDDY", true));
-    kernel::TaskAttr a;
-    a.cpus = {0};
-    s.spawn(a, hog);
-    int seen_buddy = 0, bad = 0;
-    const kernel::cfs_rq* cfs = &s.k->rq_of(0)->cfs;
-    for (sim::Time sleep : {3 * sim::kNsecPerMsec, 700 * sim::kNsecPerUsec}) {
-      s.spawn(a, [&, sleep](user::Thread& t) -> user::Program {
-        for (;;) {
-          co_await t.nanosleep(sleep);
-          if (cfs->next) {
-            ++seen_buddy;
-            bad += !cfs->next->on_rq || cfs->next->sched_delayed;
-          }
-          co_await t.compute(300 * sim::kNsecPerUsec);
+    for (bool wakee_buddies : {false, true}) {
+      SCOPED_TRACE(std::string(kernel::version_name(v)) +
+                   (wakee_buddies ? ": hog, two sleepers, NEXT_BUDDY" : ": worker, short sleeper"));
+      Sim s(flat_machine(1), wakee_buddies ? with(v, "NEXT_BUDDY", true) : kernel::default_config(v));
+      kernel::TaskAttr a;
+      a.cpus = {0};
+      int probed = 0;
+      if (wakee_buddies) {
+        s.spawn(a, hog);
+        for (sim::Time sleep : {3 * sim::kNsecPerMsec, 700 * sim::kNsecPerUsec}) {
+          probed = s.spawn(a, [sleep](user::Thread& t) -> user::Program {
+            for (;;) {
+              co_await t.nanosleep(sleep);
+              co_await t.compute(300 * sim::kNsecPerUsec);
+            }
+          });
         }
-      });
+      } else {
+        probed = s.spawn(a, [](user::Thread& t) -> user::Program {
+          for (;;) {
+            co_await t.compute(2 * sim::kNsecPerMsec);
+            co_await t.nanosleep(sim::kNsecPerMsec);
+          }
+        });
+        s.spawn(a, [](user::Thread& t) -> user::Program {
+          for (;;) {
+            co_await t.nanosleep(300 * sim::kNsecPerUsec);
+            co_await t.compute(50 * sim::kNsecPerUsec);
+          }
+        });
+      }
+      BuddyProbe probe;
+      probe.rq = s.k->rq_of(0);
+      probe.task = &s.task(probed);
+      probe.timer.fn = probe_buddies;
+      probe.timer.ctx = &probe;
+      s.engine.arm(&probe.timer, 1);
+      s.run(500 * sim::kNsecPerMsec);
+      testing_support::check_invariants(*s.k, 500 * sim::kNsecPerMsec);
+      ASSERT_NE(probe.task->se.cfs_rq, &probe.rq->cfs) << "the tasks are in a group below the root";
+      EXPECT_GT(probe.with_buddy, 1000) << "of " << probe.samples << " samples";
+      EXPECT_EQ(probe.bad, 0);
     }
-    s.run(500 * sim::kNsecPerMsec);
-    testing_support::check_invariants(*s.k, 500 * sim::kNsecPerMsec);
-    EXPECT_GT(seen_buddy, 0) << kernel::version_name(v);
-    EXPECT_EQ(bad, 0) << kernel::version_name(v);
   }
 }
 

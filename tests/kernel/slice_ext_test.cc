@@ -183,29 +183,57 @@ TEST(SliceExt, WithoutTheExtensionTheSameHolderIsPreempted) {
   EXPECT_GT(s.task(req).stats.nr_lock_holder_preemptions, 10u);
 }
 
-// Grants happen only on interrupt return: a reschedule noticed at syscall exit is not
-// deferred even with a request pending.
+// Grants happen only on return from an interrupt (the RFC's and the 2023 prototype's `irq`
+// argument of exit_to_user_mode_prepare(), 7.0's event.user_irq in
+// rseq_grant_slice_extension()): a reschedule met at a syscall's exit is not deferred even
+// with a request pending. A wakee with a short slice, woken by the requester's own
+// futex_wake() while it holds a request, preempts it at that syscall's exit: no grant, the
+// wakee runs at once. The same wakee, woken later by its nanosleep timer while the requester
+// holds the same kind of request in user code, preempts it at the timer interrupt's return:
+// that one is granted, so the requester had a request and a pending reschedule both times.
 TEST(SliceExt, NoGrantOnReturnFromASyscall) {
-  for (Abi abi : {Abi::Rfc, Abi::Mainline}) {
-    Sim s(flat_machine(1), config(abi));
-    Seen seen;
-    const int req = s.spawn(on(0), [&, abi](user::Thread& t) -> user::Program {
+  for (Abi abi : {Abi::Rfc, Abi::Rseq2023, Abi::Mainline}) {
+    SCOPED_TRACE(kernel::slice_ext_abi_name(abi));
+    Sim s(exact_timers(flat_machine(1)), config(abi));
+    kernel::UserWord go;
+    const sim::Time wake_at = 3 * sim::kNsecPerMsec;
+    sim::Time back = -1, b_woke = -1;
+    uint64_t at_syscall_exit = 99, at_irq_exit = 0;
+    int a = -1;
+    kernel::TaskAttr b = on(0);
+    b.slice_ns = 100 * sim::kNsecPerUsec;  // wakes with the earlier deadline: preempts A
+    s.spawn(b, [&](user::Thread& t) -> user::Program {
+      while (t.load(&go) == 0) co_await t.futex_wait(&go, 0);
+      co_await t.compute(50 * sim::kNsecPerUsec);
+      co_await t.sleep_until(wake_at);
+      b_woke = t.now();  // when B runs again
+      co_await t.compute(50 * sim::kNsecPerUsec);
+      for (;;) co_await t.nanosleep(sim::kNsecPerSec);
+    });
+    a = s.spawn(on(0), [&, abi](user::Thread& t) -> user::Program {
       user::SliceExtClient ext(abi);
       co_await ext.init(t);
-      for (;;) {
-        ext.request(t);
-        // Syscalls only inside the section: the hog's tick preemption is noticed at the
-        // timer interrupt unless we are in the kernel; sleeping makes the hog run.
-        co_await t.syscall(kernel::NR_getpid);
-        if (ext.release(t)) co_await ext.yield(t);
-        co_await t.nanosleep(100 * sim::kNsecPerUsec);
-      }
-    });
-    s.spawn(on(0), hog);
-    s.run(200 * sim::kNsecPerMsec);
-    // Every wakeup of the requester preempts the hog; the requester runs only inside
-    // syscalls and sleeps: interrupt returns into its user code never carry a request.
-    EXPECT_EQ(s.task(req).slice.nr_granted, 0u) << kernel::slice_ext_abi_name(abi);
+      co_await t.compute(sim::kNsecPerMsec - t.now());
+      // The syscall: a request set, the wakeup's reschedule pending at getting back out.
+      ext.request(t);
+      t.store(&go, 1);
+      co_await t.futex_wake(&go, 1);
+      back = t.now();
+      at_syscall_exit = s.task(a).slice.nr_granted;
+      if (ext.release(t)) co_await ext.yield(t);
+      // The interrupt: the same request, in user code when B's timer fires.
+      co_await t.compute(wake_at - 100 * sim::kNsecPerUsec - t.now());
+      ext.request(t);
+      co_await t.compute(300 * sim::kNsecPerUsec);
+      at_irq_exit = s.task(a).slice.nr_granted;
+      if (ext.release(t)) co_await ext.yield(t);
+      for (;;) co_await t.compute(sim::kNsecPerSec);
+    }, 10 * sim::kNsecPerUsec);
+    s.run(5 * sim::kNsecPerMsec);
+    EXPECT_EQ(at_syscall_exit, 0u) << "a reschedule at a syscall's exit was deferred";
+    EXPECT_GE(back, sim::kNsecPerMsec + 50 * sim::kNsecPerUsec) << "B ran at A's syscall exit";
+    EXPECT_EQ(at_irq_exit - at_syscall_exit, 1u) << "the same request at an interrupt return is granted";
+    EXPECT_GE(b_woke, wake_at + kernel::slice_ext_nsec(s.k.get())) << "B waited out the extension";
   }
 }
 
