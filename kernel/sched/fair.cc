@@ -267,7 +267,9 @@ static bool dequeue_task_fair(rq* rq, task_struct* p, int flags) {
   return true;
 }
 
+// set_next_entity(): se becomes its runqueue's curr, and stops being its buddy.
 static void set_next_entity(cfs_rq* cfs, sched_entity* se, bool first) {
+  clear_buddies(cfs, se);
   if (se->on_rq) {
     __dequeue_entity(cfs, se);
     update_load_avg(cfs, se, UPDATE_TG);  // sums up to now before se counts as running
