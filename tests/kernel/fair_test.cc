@@ -160,10 +160,11 @@ TEST(Fair, ALightSleeperPreemptsThroughTheLagItKeptAcrossSleep) {
 // wakeup_preempt_fair() (check_preempt_wakeup_fair() before 6.19) returns before any
 // deadline comparison when the wakee's policy is not SCHED_NORMAL (!normal_policy(p->policy):
 // "BATCH and IDLE tasks do not preempt others"). The check is on the task woken, not on curr
-// (a SCHED_IDLE curr is still preempted, by the se_is_idle() test before it). So a SCHED_BATCH sleeper woken beside a SCHED_NORMAL hog waits for the hog's
-// tick to end its slice (HZ=250: 4 ms ticks, about 2 ms on average from a wakeup at a random
-// phase), where the same sleeper under SCHED_NORMAL keeps its lag across the sleep and runs
-// at once (Fair.ALightSleeperPreemptsThroughTheLagItKeptAcrossSleep).
+// (a SCHED_IDLE curr is still preempted, by the se_is_idle() test before it). So a
+// SCHED_BATCH sleeper woken beside a SCHED_NORMAL hog waits for the hog's tick to end its
+// slice (HZ=250: 4 ms ticks, about 2 ms on average from a wakeup at a random phase), where
+// the same sleeper under SCHED_NORMAL keeps its lag across the sleep and runs at once
+// (Fair.ALightSleeperPreemptsThroughTheLagItKeptAcrossSleep).
 TEST(Fair, ABatchWakeeDoesNotPreemptAndWaitsForTheTick) {
   for (int policy : {SCHED_NORMAL, SCHED_BATCH}) {
     SCOPED_TRACE(policy == SCHED_BATCH ? "SCHED_BATCH" : "SCHED_NORMAL");
@@ -177,7 +178,8 @@ TEST(Fair, ABatchWakeeDoesNotPreemptAndWaitsForTheTick) {
     const kernel::task_stats& st = s.task(sleeper).stats;
     ASSERT_GT(late.count, 50);
     ASSERT_GT(st.wait_count, 50u);
-    const double mean_wait = static_cast<double>(st.wait_sum_ns) / static_cast<double>(st.wait_count);
+    const double mean_wait =
+        static_cast<double>(st.wait_sum_ns) / static_cast<double>(st.wait_count);
     const int64_t tick = s.k->config().tick_nsec();
     if (policy == SCHED_NORMAL) {
       EXPECT_GT(late.prompt_share(), 0.95);

@@ -160,7 +160,8 @@ TEST(Features, NextBuddyIsClearedWhenItsEntityLeaves) {
     for (bool wakee_buddies : {false, true}) {
       SCOPED_TRACE(std::string(kernel::version_name(v)) +
                    (wakee_buddies ? ": hog, two sleepers, NEXT_BUDDY" : ": worker, short sleeper"));
-      Sim s(flat_machine(1), wakee_buddies ? with(v, "NEXT_BUDDY", true) : kernel::default_config(v));
+      Sim s(flat_machine(1),
+            wakee_buddies ? with(v, "NEXT_BUDDY", true) : kernel::default_config(v));
       kernel::TaskAttr a;
       a.cpus = {0};
       int probed = 0;
@@ -220,7 +221,8 @@ void probe_curr_buddy(sim::Timer* t, sim::Time now) {
 }
 
 TEST(Features, APickedBuddyIsNoLongerTheBuddy) {
-  for (auto v : {kernel::KernelVersion::V6_12, kernel::KernelVersion::V6_18, kernel::KernelVersion::V7_0}) {
+  for (auto v :
+       {kernel::KernelVersion::V6_12, kernel::KernelVersion::V6_18, kernel::KernelVersion::V7_0}) {
     SCOPED_TRACE(kernel::version_name(v));
     Sim s(flat_machine(1), testing_support::no_autogroup(with(v, "NEXT_BUDDY", true)));
     kernel::TaskAttr a;

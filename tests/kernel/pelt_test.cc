@@ -128,8 +128,8 @@ TEST(Pelt, UtilEstRemembersASleepingTasksSize) {
   const unsigned est = p.se.avg.util_est & ~kernel::UTIL_AVG_UNCHANGED;
   EXPECT_GT(est, 400u);
   ASSERT_FALSE(p.on_rq);
-  const uint64_t periods =
-      (static_cast<uint64_t>(800 * kNsecPerMsec) + kernel::kPeltBootNs - p.se.avg.last_update_time) >> 20;
+  const uint64_t now = static_cast<uint64_t>(800 * kNsecPerMsec) + kernel::kPeltBootNs;
+  const uint64_t periods = (now - p.se.avg.last_update_time) >> 20;
   const uint64_t util_now = kernel::decay_load(p.se.avg.util_avg, periods);
   EXPECT_LT(util_now * 3 / 2, est);
 }

@@ -232,7 +232,8 @@ TEST(SliceExt, NoGrantOnReturnFromASyscall) {
     s.run(5 * sim::kNsecPerMsec);
     EXPECT_EQ(at_syscall_exit, 0u) << "a reschedule at a syscall's exit was deferred";
     EXPECT_GE(back, sim::kNsecPerMsec + 50 * sim::kNsecPerUsec) << "B ran at A's syscall exit";
-    EXPECT_EQ(at_irq_exit - at_syscall_exit, 1u) << "the same request at an interrupt return is granted";
+    EXPECT_EQ(at_irq_exit - at_syscall_exit, 1u)
+        << "the same request at an interrupt return is granted";
     EXPECT_GE(b_woke, wake_at + kernel::slice_ext_nsec(s.k.get())) << "B waited out the extension";
   }
 }
