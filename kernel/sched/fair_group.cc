@@ -86,9 +86,14 @@ static unsigned long calc_group_shares(cfs_rq* cfs) {
 }
 
 // update_cfs_group(): a group entity takes the weight its runqueue's load gives it now.
+// An empty group keeps its weight (66951e4860d3, 6.14 and 6.12.y): a group entity left
+// delayed, or dequeued, by its last task's sleep goes on at the weight it competed with, and
+// reweighting it to its decayed share would inflate its lag. 6.12 also leaves a throttled
+// hierarchy's entity alone; the task-based throttling of 6.18 dropped that test.
 void update_cfs_group(sched_entity* se) {
   cfs_rq* gcfs = group_cfs_rq(se);
-  if (!gcfs) return;
+  if (!gcfs || !gcfs->load) return;
+  if (v612(rq_of(gcfs)->k) && throttled_hierarchy(gcfs)) return;
   const unsigned long shares = calc_group_shares(gcfs);
   if (se->load.weight != shares) reweight_entity(cfs_rq_of(se), se, shares);
 }

@@ -262,3 +262,66 @@ TEST(Group, BadCgroupSettingsAreNamed) {
   EXPECT_EQ(scenario::set_key(&e, "session", "new"), "session: expected shared or own (got 'new')");
   EXPECT_EQ(scenario::add_also(&e, "hog:cpu.weight=0"), "also.hog.cpu.weight: must be an integer in 1..10000 (got '0')");
 }
+
+namespace {
+
+// Watches group A's entity on CPU 0: the weight it had while its runqueue had a task, and,
+// each time it is found delayed, whether that weight changed.
+struct DelayedGroupProbe {
+  sim::Timer timer;
+  const kernel::sched_entity* gse = nullptr;
+  unsigned long running_weight = 0;
+  int delays = 0, reweighted = 0;
+  bool delayed = false;
+};
+
+void probe_delayed_group(sim::Timer* t, sim::Time now) {
+  auto* p = static_cast<DelayedGroupProbe*>(t->ctx);
+  const kernel::sched_entity* se = p->gse;
+  if (se->on_rq && se->sched_delayed) {
+    if (!p->delayed) {
+      ++p->delays;
+      p->reweighted += se->load.weight != p->running_weight;
+    }
+    p->delayed = true;
+  } else {
+    p->delayed = false;
+    if (se->on_rq && kernel::group_cfs_rq(se)->load) p->running_weight = se->load.weight;
+  }
+  p->gse->my_q->rq->k->engine()->arm(t, now + sim::kNsecPerUsec);
+}
+
+}  // namespace
+
+// update_cfs_group() leaves an empty group's entity at its weight (66951e4860d3, "When a group
+// becomes empty, preserve its weight. This matters for DELAY_DEQUEUE"): group A runs a sleeper
+// on CPU 0 and a hog on CPU 1, so its share on CPU 0 follows both CPUs' loads, beside group
+// B's hog on CPU 0. When the sleeper sleeps while A's entity is ineligible, the entity stays
+// queued, delayed, at the weight it had while the sleeper ran (recomputed from the decaying
+// load of an empty runqueue it would shrink, and its lag with it).
+TEST(Group, AGroupEntityLeftDelayedKeepsItsWeight) {
+  for (auto v : kVersions) {
+    SCOPED_TRACE(kernel::version_name(v));
+    Sim s(flat_machine(2), testing_support::no_autogroup(kernel::default_config(v)));
+    const int a = s.k->create_task_group("/a");
+    const int b = s.k->create_task_group("/b");
+    const int sleeper = s.spawn(in_group(a, 0), [](user::Thread& t) -> user::Program {
+      for (;;) {
+        co_await t.compute(3 * sim::kNsecPerMsec);
+        co_await t.nanosleep(sim::kNsecPerMsec);
+      }
+    });
+    s.spawn(in_group(a, 1), hog);
+    s.spawn(in_group(b, 0), hog);
+    DelayedGroupProbe probe;
+    probe.gse = s.task(sleeper).se.parent;
+    ASSERT_NE(probe.gse, nullptr);
+    probe.timer.fn = probe_delayed_group;
+    probe.timer.ctx = &probe;
+    s.engine.arm(&probe.timer, 1);
+    s.run(2 * kSec);
+    testing_support::check_invariants(*s.k, 2 * kSec);
+    EXPECT_GT(probe.delays, 20);
+    EXPECT_EQ(probe.reweighted, 0) << "of " << probe.delays << " delays";
+  }
+}
