@@ -89,7 +89,7 @@ static unsigned long calc_group_shares(cfs_rq* cfs) {
 // An empty group keeps its weight (66951e4860d3, 6.14 and 6.12.y): a group entity left
 // delayed, or dequeued, by its last task's sleep goes on at the weight it competed with, and
 // reweighting it to its decayed share would inflate its lag. 6.12 also leaves a throttled
-// hierarchy's entity alone; the task-based throttling of 6.18 dropped that test.
+// hierarchy's entity alone; 7.0 has no such test, and 6.18 (task-based throttling) follows it.
 void update_cfs_group(sched_entity* se) {
   cfs_rq* gcfs = group_cfs_rq(se);
   if (!gcfs || !gcfs->load) return;
