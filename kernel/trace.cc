@@ -35,7 +35,8 @@ TraceRecord begin(KernelImpl* k, int cpu, TraceEvent ev, uint8_t flags) {
 }  // namespace
 
 // sched_switch: prev_state as __trace_sched_switch_state() makes it: TASK_REPORT_MAX for a
-// preemption ("R+"), else the task state index (S sleeping, X a dead thread, R a yield).
+// preemption inside the kernel ("R+"), else the task state index (S sleeping, X a dead
+// thread, R a task still running: preempted on its way back to user mode, or yielding).
 void __trace_sched_switch(rq* rq, bool preempt, const task_struct* prev, const task_struct* next) {
   TraceRecord r = begin(rq->k, rq->cpu, TraceEvent::sched_switch, TRACE_FLAG_IRQS_OFF);
   fill_task(&r.a, prev);

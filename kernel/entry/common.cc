@@ -93,7 +93,7 @@ void do_syscall_64(rq* rq, const UserAction& a, sim::Time now) {
   if (slice_ext(rq)->syscall_enter(rq, p, a.nr)) {
     p->exec = ExecKind::SyscallEntry;
     p->pending_syscall = a;
-    schedule(rq, /*preempt=*/true);
+    schedule(rq, /*preempt=*/true, /*sm_preempt=*/true);  // preempt_enable()
     if (rq->curr != p) {
       exit_to_user_mode_loop(rq, false);
       cpu_return_to_user(rq);

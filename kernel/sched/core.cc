@@ -412,8 +412,11 @@ static task_struct* pick_next_task(rq* rq, task_struct* prev) {
 }
 
 // __schedule(): every way into the scheduler ends here. `preempt` is true for involuntary
-// entries (interrupt return with need-resched), false for blocking and yield.
-void __schedule(rq* rq, bool preempt) {
+// entries (interrupt return with need-resched), false for blocking and yield. `sm_preempt`:
+// entered by a preemption inside the kernel (Linux's SM_PREEMPT: preempt_schedule() from
+// preempt_enable()), which sched_switch reports as R+; the reschedule on the way back to user
+// mode is a plain schedule() (SM_NONE), and the task it preempts shows as R.
+void __schedule(rq* rq, bool preempt, bool sm_preempt) {
   KernelImpl* k = rq->k;
   task_struct* prev = rq->curr;
   // hrtick_clear(): the next task's class starts its own hrtick if it wants one.
@@ -452,7 +455,7 @@ void __schedule(rq* rq, bool preempt) {
   if (stopper) cpu_charge(rq, (next == prev ? 2 : 1) * k->machine_.costs.context_switch_ns);
   if (next == prev) return;
   rq->nr_switches++;
-  trace_sched_switch(rq, preempt, prev, next);
+  trace_sched_switch(rq, sm_preempt, prev, next);
   if (!prev->is_idle) {
     if (blocked)
       prev->stats.nr_switches_voluntary++;
@@ -475,9 +478,9 @@ void __schedule(rq* rq, bool preempt) {
   if (next->sched_class == &rt_sched_class) push_rt_tasks(rq);  // balance callback
 }
 
-void schedule(rq* rq, bool preempt) {
+void schedule(rq* rq, bool preempt, bool sm_preempt) {
   do {
-    __schedule(rq, preempt);
+    __schedule(rq, preempt, sm_preempt);
   } while (test_tsk_need_resched(rq->curr));
 }
 

@@ -526,8 +526,8 @@ bool try_to_wake_up(KernelImpl* k, task_struct* p, int wake_flags);
 // fair task it is at the fork and takes its own class only after (a child of the fair launcher;
 // see kernel/fork.cc).
 void wake_up_new_task(KernelImpl* k, task_struct* p, bool as_fair_child = false);
-void __schedule(rq* rq, bool preempt);
-void schedule(rq* rq, bool preempt);
+void __schedule(rq* rq, bool preempt, bool sm_preempt = false);
+void schedule(rq* rq, bool preempt, bool sm_preempt = false);
 void do_sched_yield(rq* rq);
 void sched_tick(rq* rq);
 

@@ -5,6 +5,7 @@
 #include "kernel/entry/common.h"
 #include "kernel/slice_ext.h"
 #include "kernel/task_shared.h"
+#include "kernel/trace.h"
 #include "tests/kernel/harness.h"
 #include "user/slice_ext.h"
 #include "user/sync.h"
@@ -197,9 +198,22 @@ TEST(SliceExtMainline, AnInterruptWithoutWorkDuringAGrantLeavesTheTimerAlone) {
   EXPECT_EQ(d.rearmed, 0);
 }
 
-// Any other syscall during a grant ends it at entry: counted as aborted, the CPU is given up.
+// Counts the sched_switch records of one task whose prev_state is R+ (TASK_REPORT_MAX).
+struct RPlusCounter : kernel::TraceSink {
+  int pid = -1, r_plus = 0;
+  void record(const kernel::TraceRecord& r) override {
+    r_plus += r.type == kernel::TraceEvent::sched_switch && r.a.pid == pid &&
+              r.state == kernel::kTraceStatePreempted;
+  }
+};
+
+// Any other syscall during a grant ends it at entry: counted as aborted, the CPU is given up
+// at once, when preemption is enabled again (preempt_schedule(), SM_PREEMPT): sched_switch
+// reports those switches as R+.
 TEST(SliceExtMainline, AnotherSyscallDuringAGrantAborts) {
   Sim s(flat_machine(1), config(Abi::Mainline));
+  RPlusCounter trace;
+  s.k->set_trace_sink(&trace);
   int64_t aborted_seen = 0;
   const int req = s.spawn(on(0), [&](user::Thread& t) -> user::Program {
     co_await t.syscall(kernel::NR_prctl, kernel::PR_RSEQ_SLICE_EXTENSION, 2, 1);
@@ -215,11 +229,14 @@ TEST(SliceExtMainline, AnotherSyscallDuringAGrantAborts) {
     }
   });
   s.spawn(on(0), hog);
+  trace.pid = req;
   s.run(sim::kNsecPerSec);
   const auto& p = s.task(req);
   EXPECT_GT(p.slice.nr_aborted, 0u);
   EXPECT_EQ(p.slice.nr_yielded, 0u);
   EXPECT_EQ(static_cast<uint64_t>(aborted_seen), p.slice.nr_aborted);
+  EXPECT_GT(trace.r_plus, 0);
+  EXPECT_LE(static_cast<uint64_t>(trace.r_plus), p.slice.nr_aborted);
 }
 
 // Defaults and bounds of the grant length: 5 us by default; debugfs range 5..50 us.

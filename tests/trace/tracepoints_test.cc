@@ -80,42 +80,46 @@ TEST(Tracepoints, SleepSwitchesOutAsSExitAsXAndTheTimerIrqWakesTheSleeper) {
   EXPECT_STREQ(exits[0].a.comm, "t");
 }
 
-// A tick preempting one of two CPU hogs is a switch with prev_state R+ (TASK_REPORT_MAX),
-// at the return from the tick's interrupt; the idle task appears as swapper/N, pid 0, prio 120.
-TEST(Tracepoints, TickPreemptionIsReportedAsRPlus) {
+// A tick preempting one of two CPU hogs in user mode: the switch is made on the return from
+// the tick's interrupt by exit_to_user_mode_loop()'s plain schedule() (SM_NONE), so
+// prev_state is the task's state, R (running), not R+ (TASK_REPORT_MAX, a preemption inside
+// the kernel); the last records before it are that interrupt's, from the tick handler's
+// expiry to the irq_handler_exit, at the switch's time. The idle task appears as swapper/N,
+// pid 0, prio 120.
+TEST(Tracepoints, TickPreemptionOfUserCodeIsReportedAsR) {
   Sim s(exact_timers(flat_machine(1)));
   Recorder rec;
   s.k->set_trace_sink(&rec);
   for (int i = 0; i < 2; ++i)
     s.spawn(pinned(0), [](user::Thread& t) -> user::Program { co_await t.compute(50 * kMs); });
   s.run(20 * kMs);
-  int preempted = 0, from_idle = 0;
+  int from_idle = 0, r_plus = 0;
   for (const auto& r : rec.of(TraceEvent::sched_switch)) {
-    if (r.state == kernel::kTraceStatePreempted) preempted++;
+    r_plus += r.state == kernel::kTraceStatePreempted;
     if (r.a.pid == 0) {
       from_idle++;
       EXPECT_STREQ(r.a.comm, "swapper/0");
       EXPECT_EQ(r.a.prio, 120);
     }
   }
-  EXPECT_GT(preempted, 0);
+  EXPECT_EQ(r_plus, 0);
   EXPECT_EQ(from_idle, 1);
-  // Each R+ switch is made on the return from the tick's interrupt (irqentry_exit()): the
-  // last records before it are that interrupt's, from the tick handler's expiry to the
-  // irq_handler_exit, at the switch's time.
   bool in_tick = false;
   sim::Time tick_exit = -1;
-  int after_tick = 0;
+  int preempted = 0, after_tick = 0;
   for (const auto& r : rec.records) {
     if (r.type == TraceEvent::irq_handler_entry) in_tick = false, tick_exit = -1;
     if (r.type == TraceEvent::hrtimer_expire_entry)
       in_tick = r.timer == kernel::TraceHrtimer::tick_nohz_handler;
     if (r.type == TraceEvent::irq_handler_exit && in_tick) tick_exit = r.ts;
-    if (r.type == TraceEvent::sched_switch && r.state == kernel::kTraceStatePreempted) {
-      EXPECT_EQ(r.ts, tick_exit) << "an R+ switch at " << r.ts << " not at a tick's return";
+    if (r.type == TraceEvent::sched_switch && r.a.pid != 0 && r.state == 0) {  // R
+      ++preempted;
+      EXPECT_EQ(r.ts, tick_exit) << "a switch of a running hog at " << r.ts
+                                 << " not at a tick's return";
       after_tick += r.ts == tick_exit;
     }
   }
+  EXPECT_GT(preempted, 0);
   EXPECT_EQ(after_tick, preempted);
 }
 
