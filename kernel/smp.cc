@@ -11,19 +11,26 @@
 namespace kernel {
 
 // smp_send_reschedule() / smp_call_function_single_async() / the NOHZ kick. An idle
-// target whose idle loop polls (MWAIT) notices the flag by a cache-line transfer instead.
+// target whose idle loop polls (MWAIT) is sent no interrupt for a reschedule, a queued
+// wakeup or a NOHZ kick: set_nr_if_polling() (resched_curr(), call_function_single_prep_ipi())
+// sets its TIF_NEED_RESCHED, which it notices by a cache-line transfer, and it handles the
+// queued work in task context (ipi_timer_fn()).
 void smp_send_ipi(KernelImpl* k, int cpu, unsigned bits) {
   rq* target = k->rq_of(cpu);
   const hw::Costs& c = k->machine_.costs;
   const int from = k->current_cpu() >= 0 ? k->current_cpu() : cpu;
   const bool idle = target->curr->is_idle;
+  constexpr unsigned kPolled = IPI_RESCHEDULE | IPI_CALL_FUNC | IPI_NOHZ_KICK;
+  const bool polled = idle && c.idle_polling && !(bits & ~kPolled);
   sim::Time latency;
-  if (idle && c.idle_polling && bits == IPI_RESCHEDULE) {
+  if (polled) {
     latency = k->line_transfer_ns(from, cpu) + c.idle_exit_ns;
   } else {
     latency = c.ipi_latency_ns + (idle ? c.idle_exit_ns : 0);
     if (from != cpu) cpu_charge(k->rq_of(from), c.ipi_send_ns);
   }
+  // Coalesced with what is pending: an interrupt if any of it needs one.
+  target->ex.ipi_polled = (target->ex.ipi_pending == 0 || target->ex.ipi_polled) && polled;
   target->ex.ipi_pending |= bits;
   const sim::Time when = k->now() + latency;
   sim::Timer* t = &target->ex.ipi_timer;
@@ -35,7 +42,21 @@ void smp_send_ipi(KernelImpl* k, int cpu, unsigned bits) {
 void ipi_timer_fn(sim::Timer* t, sim::Time now) {
   rq* rq = static_cast<struct rq*>(t->ctx);
   const unsigned bits = rq->ex.ipi_pending;
+  const bool polled = rq->ex.ipi_polled && rq->curr->is_idle;
   rq->ex.ipi_pending = 0;
+  rq->ex.ipi_polled = false;
+  if (polled) {
+    // do_idle(), out of its polling loop: flush_smp_call_function_queue() runs the queued
+    // wakeups and the NOHZ kick's balance in task context, then schedule_idle().
+    rq->k->set_current(rq->curr, rq->cpu);
+    cpu_enter_kernel(rq, now);
+    if (!rq->ex.wake_list.empty()) sched_ttwu_pending(rq);
+    if (bits & IPI_NOHZ_KICK) nohz_idle_balance(rq);
+    if (tif_need_resched_any(rq->curr)) schedule(rq, /*preempt=*/false);
+    exit_to_user_mode_loop(rq, /*from_irq=*/false);
+    cpu_return_to_user(rq);
+    return;
+  }
   irqentry_enter(rq, now);
   // The call-function vector when wakeups were queued, else the reschedule one.
   const int irq = rq->ex.wake_list.empty() ? kIrqReschedule : kIrqCallFunction;

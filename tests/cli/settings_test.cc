@@ -103,8 +103,10 @@ TEST(Settings, EverySettingTakesItsOwnValueAndNamesItselfOnBadInput) {
         continue;
       }
       EXPECT_NE(kernel::setting_value(s, c), dv) << "set to '" << other << "'";
-      for (const kernel::Setting& t : kernel::kernel_settings())
-        if (&t != &s) EXPECT_EQ(kernel::setting_value(t, c), kernel::setting_value(t, d)) << t.name;
+      for (const kernel::Setting& t : kernel::kernel_settings()) {
+        if (&t == &s) continue;
+        EXPECT_EQ(kernel::setting_value(t, c), kernel::setting_value(t, d)) << t.name;
+      }
       if (s.type == kernel::SettingType::Duration && s.get(d, s.arg) == 0) continue;  // "0 = the design's"
       if (std::string(s.name) == "mm_cid.scan_batch") continue;  // 0 = the default, not settable
       EXPECT_EQ(kernel::set_config_key(&c, s.name, dv), "");
@@ -158,8 +160,10 @@ TEST(Settings, EveryCostTakesItsDefaultAndNamesItselfOnBadInput) {
     ASSERT_NE(other, d);
     EXPECT_TRUE(hw::set_cost(&m, f.key, text_of(f, other)).ok());
     EXPECT_EQ(f.get(m.costs), other);
-    for (const hw::CostSetting& g : hw::cost_settings())
-      if (&g != &f) EXPECT_EQ(g.get(m.costs), g.get(hw::Costs{})) << g.key;
+    for (const hw::CostSetting& g : hw::cost_settings()) {
+      if (&g == &f) continue;
+      EXPECT_EQ(g.get(m.costs), g.get(hw::Costs{})) << g.key;
+    }
     EXPECT_TRUE(hw::set_cost(&m, f.key, text_of(f, d)).ok());
     EXPECT_EQ(f.get(m.costs), d);
     const hw::LoadResult bad = hw::set_cost(&m, f.key, "x#1");

@@ -2,7 +2,10 @@
 // select_idle_sibling() reads.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 #include "kernel/sched/sched.h"
+#include "kernel/trace.h"
 #include "tests/kernel/harness.h"
 
 using testing_support::Sim;
@@ -182,4 +185,65 @@ TEST(Wakeup, QueuedWakeupsToOneCpuShareOneIpi) {
   const hw::Costs& c = s.k->machine().costs;
   const sim::Time want = c.syscall_entry_ns + 8 * c.ttwu_ns + c.ipi_send_ns + c.syscall_exit_ns;
   EXPECT_EQ(after - before, want);
+}
+
+namespace {
+
+// Counts a CPU's irq_handler_entry records from a time on.
+struct IrqCounter : kernel::TraceSink {
+  int cpu = 0;
+  sim::Time from = INT64_MAX;
+  int irqs = 0;
+  void record(const kernel::TraceRecord& r) override {
+    irqs += r.type == kernel::TraceEvent::irq_handler_entry && r.cpu == cpu && r.ts >= from;
+  }
+};
+
+}  // namespace
+
+// call_function_single_prep_ipi(): a wakeup queued for an idle CPU whose idle loop polls
+// (MWAIT, machine.idle_polling) sends no IPI. set_nr_if_polling() sets the idle task's
+// TIF_NEED_RESCHED, the CPU notices it one cache-line transfer later, and do_idle() runs the
+// queued wakeup in task context (flush_smp_call_function_queue()) before schedule_idle().
+// The waker pays no IPI send, the target takes no interrupt, and the wakee runs sooner than
+// when the same target idles with HLT and needs the IPI.
+TEST(Wakeup, AQueuedWakeupToAPollingIdleCpuSendsNoIpi) {
+  struct Out {
+    sim::Time waker_cost = 0, wake_to_run = 0;
+    int target_irqs = 0;
+  };
+  auto run = [](bool polling) {
+    hw::Machine m = flat_machine(4);
+    m.costs.idle_polling = polling;
+    Sim s(m, kernel::default_config(kernel::KernelVersion::V6_18));
+    IrqCounter irqs;
+    irqs.cpu = 1;
+    s.k->set_trace_sink(&irqs);
+    kernel::UserWord w;
+    sim::Time before = 0, after = 0, woke = 0;
+    kernel::TaskAttr on1;
+    on1.cpus = {1};
+    s.spawn(on1, [&](user::Thread& t) -> user::Program {
+      co_await t.futex_wait(&w, 0);
+      woke = t.now();
+    });
+    kernel::TaskAttr on0;
+    on0.cpus = {0};
+    s.spawn(on0, [&](user::Thread& t) -> user::Program {
+      co_await t.nanosleep(sim::kNsecPerMsec);  // CPU 1 idles by then
+      before = t.now();
+      irqs.from = before;
+      co_await t.futex_wake(&w, 1);
+      after = t.now();
+    });
+    s.run(5 * sim::kNsecPerMsec);
+    return Out{after - before, woke - before, irqs.irqs};
+  };
+  const Out poll = run(true), ipi = run(false);
+  const hw::Costs& c = flat_machine(4).costs;
+  EXPECT_EQ(poll.waker_cost, c.syscall_entry_ns + c.ttwu_ns + c.syscall_exit_ns);
+  EXPECT_EQ(ipi.waker_cost, poll.waker_cost + c.ipi_send_ns);
+  EXPECT_EQ(poll.target_irqs, 0);
+  EXPECT_GT(ipi.target_irqs, 0);
+  EXPECT_LT(poll.wake_to_run, ipi.wake_to_run);
 }
