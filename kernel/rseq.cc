@@ -59,13 +59,15 @@ int64_t sys_prctl(rq* rq, task_struct* p, const UserAction& a) {
   if (a.arg[0] != PR_RSEQ_SLICE_EXTENSION) return -EINVAL;
   if (k->cfg_.version != KernelVersion::V7_0) return -EINVAL;  // option unknown before 7.0
   if (a.arg[3] != 0) return -EINVAL;
+  // CONFIG_RSEQ_SLICE_EXTENSION=n: the stub rseq_slice_extension_prctl() says ENOTSUPP to
+  // every request, GET included.
+  if (!(slice_ext(k)->syscalls & SLICE_EXT_SYS_PRCTL)) return -ENOTSUPP;
   if (a.arg[1] == PR_RSEQ_SLICE_EXTENSION_GET) {
     if (a.arg[2] != 0) return -EINVAL;
     return p->slice.enabled ? PR_RSEQ_SLICE_EXT_ENABLE : 0;
   }
   if (a.arg[1] != PR_RSEQ_SLICE_EXTENSION_SET) return -EINVAL;
   if (a.arg[2] & ~static_cast<int64_t>(PR_RSEQ_SLICE_EXT_ENABLE)) return -EINVAL;
-  if (!(slice_ext(k)->syscalls & SLICE_EXT_SYS_PRCTL)) return -ENOTSUPP;  // CONFIG off
   rseq_area* rs = p->user ? p->user->rseq : nullptr;
   if (!rs || !k->cfg_.slice_ext.rseq_registered) return -ENXIO;
   if (!p->slice.rseq_v2) return -ENOTSUPP;  // 7.0.10+: a legacy registration (rseq_v2())

@@ -26,13 +26,16 @@ void clear_grant(task_struct* p) {
 }
 
 // rseq_grant_slice_extension(work_pending). Deny bits modelled: a pending rseq event
-// (the task was scheduled out: TIF_RSEQ). Order of checks as in 7.0: the word is zeroed
-// whenever work is pending or a grant runs, before the request byte is read.
+// (the task was scheduled out: TIF_RSEQ), and under PREEMPT_RT a hard TIF_NEED_RESCHED
+// (there TIF_SLICE_EXT_SCHED, the bits an extension may defer, is the lazy bit alone). Order
+// of checks as in 7.0: the word is zeroed whenever work is pending or a grant runs, before
+// the request byte is read.
 bool mainline_delay_resched(rq* rq, task_struct* p) {
   rseq_area* rs = p->user ? p->user->rseq : nullptr;
   if (!rs) return false;
   if (!((p->slice.enabled && p->slice.user_irq) || p->slice.granted)) return false;
-  const bool work_pending = p->slice.sched_switch;
+  const bool work_pending = p->slice.sched_switch || (rq->k->cfg_.softirq.preempt_rt &&
+                                                      (p->thread_flags & TIF_NEED_RESCHED));
   if (work_pending || p->slice.granted) {
     // T5 (deny: the request is lost) / T6 (revoke): word <- 0, then schedule().
     if (rseq_user_access(rq, p)) rs->slice_request = rs->slice_granted = 0;

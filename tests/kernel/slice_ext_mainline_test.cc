@@ -45,15 +45,19 @@ TEST(SliceExtMainline, PrctlGetSetAndItsErrors) {
   EXPECT_EQ(r[6], kernel::RSEQ_CS_FLAG_SLICE_EXT_AVAILABLE | kernel::RSEQ_CS_FLAG_SLICE_EXT_ENABLED);
 }
 
+// Without the feature (CONFIG_RSEQ_SLICE_EXTENSION=n, another design built in) the prctl
+// stub says ENOTSUPP to GET and SET alike, whatever the flags.
 TEST(SliceExtMainline, PrctlSaysENOTSUPPWithoutTheFeatureAndENXIOWithoutRseq) {
-  {
-    Sim s(flat_machine(1), config(Abi::None));
-    int64_t r = 0;
+  for (Abi abi : {Abi::None, Abi::Rfc}) {
+    Sim s(flat_machine(1), config(abi));
+    int64_t r[3] = {};
     s.spawn(on(0), [&](user::Thread& t) -> user::Program {
-      r = co_await t.syscall(kernel::NR_prctl, kernel::PR_RSEQ_SLICE_EXTENSION, 2, 1);
+      r[0] = co_await t.syscall(kernel::NR_prctl, kernel::PR_RSEQ_SLICE_EXTENSION, 2, 1);
+      r[1] = co_await t.syscall(kernel::NR_prctl, kernel::PR_RSEQ_SLICE_EXTENSION, 1, 0);
+      r[2] = co_await t.syscall(kernel::NR_prctl, kernel::PR_RSEQ_SLICE_EXTENSION, 2, 8);
     });
     s.run(sim::kNsecPerMsec);
-    EXPECT_EQ(r, -kernel::ENOTSUPP);
+    for (int64_t ret : r) EXPECT_EQ(ret, -kernel::ENOTSUPP);
   }
   {
     kernel::KernelConfig c = config(Abi::Mainline);
@@ -252,4 +256,34 @@ TEST(SliceExtMainline, GrantLengthDefaultsToFiveMicrosecondsWithinFiveToFifty) {
   EXPECT_EQ(kernel::slice_ext_nsec(&k), 5000);
   kernel::KernelImpl k2(&e, flat_machine(1), config(Abi::Rfc));
   EXPECT_EQ(kernel::slice_ext_nsec(&k2), 50000);
+}
+
+// Under PREEMPT_RT, 7.0 lets an extension defer only the lazy reschedule
+// (TIF_SLICE_EXT_SCHED is _TIF_NEED_RESCHED_LAZY there): a hard TIF_NEED_RESCHED is deny
+// work, so the request is dropped and the task schedules. A requester beside a hog: with
+// preempt=full every request of the fair class is hard, so no grant under PREEMPT_RT
+// (and grants without it); with preempt=lazy the tick's lazy requests are still granted.
+TEST(SliceExtMainline, PreemptRtDefersOnlyTheLazyReschedule) {
+  auto granted = [](kernel::PreemptModel model, bool rt) {
+    kernel::KernelConfig c = config(Abi::Mainline);
+    c.preempt = model;
+    c.softirq.preempt_rt = rt;
+    Sim s(flat_machine(1), c);
+    const int req = s.spawn(on(0), [](user::Thread& t) -> user::Program {
+      co_await t.syscall(kernel::NR_prctl, kernel::PR_RSEQ_SLICE_EXTENSION, 2, 1);
+      for (;;) {
+        t.rseq()->slice_request = 1;
+        co_await t.compute(30 * sim::kNsecPerUsec);
+        t.rseq()->slice_request = 0;
+        if (t.rseq()->slice_granted) co_await t.syscall(kernel::NR_rseq_slice_yield);
+        co_await t.compute(20 * sim::kNsecPerUsec);
+      }
+    });
+    s.spawn(on(0), hog);
+    s.run(sim::kNsecPerSec);
+    return s.task(req).slice.nr_granted;
+  };
+  EXPECT_GT(granted(kernel::PreemptModel::Full, false), 10u);
+  EXPECT_EQ(granted(kernel::PreemptModel::Full, true), 0u);
+  EXPECT_GT(granted(kernel::PreemptModel::Lazy, true), 10u);
 }
