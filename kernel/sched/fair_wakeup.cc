@@ -322,7 +322,7 @@ int select_task_rq_fair(KernelImpl* k, task_struct* p, int prev_cpu, int wake_fl
     return sched_balance_find_dst_cpu(k, p, waker_cpu >= 0 ? waker_cpu : prev_cpu, prev_cpu);
   const bool sync = wake_flags & WF_SYNC;
   task_struct* waker = k->rq_of(waker_cpu)->curr;
-  if (!waker->is_idle) record_wakee(k, waker, p);
+  record_wakee(k, waker, p);  // current: the idle task too, for a wakeup from its interrupt
   const bool want_affine = !wake_wide(k, p, waker, waker_cpu) && task_allowed_on(p, waker_cpu);
   int new_cpu = prev_cpu;
   if (want_affine && waker_cpu != prev_cpu) {

@@ -247,3 +247,22 @@ TEST(Wakeup, AQueuedWakeupToAPollingIdleCpuSendsNoIpi) {
   EXPECT_GT(ipi.target_irqs, 0);
   EXPECT_LT(poll.wake_to_run, ipi.wake_to_run);
 }
+
+// record_wakee() counts on `current`, which for a wakeup from an idle CPU's interrupt (a
+// sleeper's hrtimer firing where it slept) is that CPU's idle task: its wakee_flips grow
+// as it wakes one task after another, as wake_wide() then reads them.
+TEST(Wakeup, AnIdleCpusInterruptRecordsItsWakeesOnTheIdleTask) {
+  Sim s(flat_machine(2));
+  for (int i = 0; i < 4; ++i) {
+    s.spawn(kernel::TaskAttr{}, [i](user::Thread& t) -> user::Program {
+      for (;;) {
+        co_await t.nanosleep((700 + 130 * i) * sim::kNsecPerUsec);
+        co_await t.compute(10 * sim::kNsecPerUsec);
+      }
+    });
+  }
+  s.run(200 * sim::kNsecPerMsec);
+  unsigned idle_flips = 0;
+  for (int c = 0; c < 2; ++c) idle_flips += s.k->cpu_rq(c).idle->wakee_flips;
+  EXPECT_GT(idle_flips, 10u);
+}
