@@ -423,6 +423,9 @@ static void wakeup_preempt_fair(rq* rq, task_struct* p, int wake_flags) {
   KernelImpl* k = rq->k;
   bool protect = true;  // preempt_action != PREEMPT_WAKEUP_SHORT
   if (se == pse) return;
+  // 6.12: a wakee below a throttled runqueue cannot run (no buddy, no update_curr()). 6.18+
+  // throttles a task only on its way back to user mode, so a wakee there runs until then.
+  if (v612(k) && throttled_hierarchy(cfs_rq_of(pse))) return;
   // 6.12, 6.18: any non-fork wakeup of a task that is not delayed becomes the next buddy.
   if (!v70(k) && feat(rq, __SCHED_FEAT_NEXT_BUDDY) && !(wake_flags & WF_FORK) &&
       !pse->sched_delayed)

@@ -166,6 +166,41 @@ TEST(Bandwidth, ThrottledTasksStayOffTheRunqueueUntilThePeriod) {
   }
 }
 
+// 6.12: a task woken into a throttled hierarchy cannot run, and wakeup preemption returns
+// before anything else for it (throttled_hierarchy()): with NEXT_BUDDY on it does not become
+// its runqueue's buddy. (6.18+ throttles a task only on its way back to user mode, so a
+// wakee there is runnable until then; the return is for a task already throttled.) Here a
+// root task wakes a sleeper of group /a at 50 ms, while /a's hog has the group throttled
+// (10 ms per 100 ms).
+TEST(Bandwidth, AWakeeInAThrottledGroupDoesNotBecomeTheBuddyIn612) {
+  {
+    const auto v = kernel::KernelVersion::V6_12;
+    kernel::KernelConfig cfg = testing_support::no_autogroup(kernel::default_config(v));
+    ASSERT_EQ(kernel::set_config_key(&cfg, "sched_feat.NEXT_BUDDY", "true"), "");
+    Sim s(flat_machine(1), cfg);
+    const int a = s.k->create_task_group("/a");
+    s.k->set_task_group_cpu_max(a, 10000, 100000);
+    kernel::UserWord w;
+    s.spawn(in_group(a, 0), hog);
+    const int sleeper = s.spawn(in_group(a, 0), [&w](user::Thread& t) -> user::Program {
+      co_await t.futex_wait(&w, 0);
+      for (;;) co_await t.compute(sim::kNsecPerSec);
+    });
+    bool checked = false;
+    s.spawn(in_group(0, 0), [&](user::Thread& t) -> user::Program {
+      co_await t.nanosleep(50 * kMs);
+      EXPECT_TRUE(s.task(sleeper).se.cfs_rq->throttle_count > 0) << "/a is throttled";
+      co_await t.futex_wake(&w, 1);
+      EXPECT_EQ(s.task(sleeper).se.cfs_rq->next, nullptr);
+      checked = true;
+      for (;;) co_await t.compute(sim::kNsecPerSec);
+    });
+    s.run(60 * kMs);
+    EXPECT_TRUE(checked);
+    testing_support::check_invariants(*s.k, 60 * kMs);
+  }
+}
+
 // The balancer never moves a throttled group's tasks (6.12's throttled_lb_pair(); 6.18+ has
 // them off the runqueue): the group's three hogs are throttled from about 5 ms on, then two
 // hogs pinned to CPU 0 make it the busiest CPU, and CPU 1, idle, pulls none of the group's
