@@ -28,6 +28,12 @@ uint32_t cid_to_cpu_cid(uint32_t cid) { return cid | MM_CID_ONCPU; }
 
 uint32_t tcid(const task_struct* t) { return static_cast<uint32_t>(t->mm_cid.cid); }
 void set_tcid(task_struct* t, uint32_t cid) { t->mm_cid.cid = static_cast<int>(cid); }
+// mm_cid_update_task_cid(): a changed cid raises the rseq event (rseq_sched_set_ids_changed()).
+void update_task_cid(task_struct* t, uint32_t cid) {
+  if (tcid(t) == cid) return;
+  set_tcid(t, cid);
+  t->slice.ids_changed = true;
+}
 
 void mm_drop_cid(mm_struct* mm, uint32_t cid) { cidmask_clear(mm, cid); }
 
@@ -75,7 +81,7 @@ void mm_cid_from_cpu(rq* rq, task_struct* t, uint32_t cpu_cid) {
   uint32_t tc = tcid(t);
   if (cid_on_cpu(cpu_cid & tc)) {
     if (cpu_cid_to_cid(cpu_cid) < max_cids) {
-      set_tcid(t, cpu_cid);
+      update_task_cid(t, cpu_cid);
       return;
     }
     cpu_cid = mm_cid_converge(mm, cpu_cid, max_cids);
@@ -92,7 +98,7 @@ void mm_cid_from_cpu(rq* rq, task_struct* t, uint32_t cpu_cid) {
     if (!cid_on_cpu(cpu_cid)) cpu_cid = cid_to_cpu_cid(mm_get_cid(rq->k, mm));
   }
   pcp.cid = cpu_cid;
-  set_tcid(t, cpu_cid);
+  update_task_cid(t, cpu_cid);
 }
 
 void mm_cid_from_task(rq* rq, task_struct* t, uint32_t cpu_cid) {
@@ -117,7 +123,7 @@ void mm_cid_from_task(rq* rq, task_struct* t, uint32_t cpu_cid) {
     if (!cid_on_task(tc)) tc = mm_get_cid(rq->k, mm);
   }
   pcp.cid = tc;
-  set_tcid(t, tc);
+  update_task_cid(t, tc);
 }
 
 // mm_cid_switch_to(): mm_cid_schedout() drops only TRANSIT cids (none here, see above);

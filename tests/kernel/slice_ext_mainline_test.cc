@@ -287,3 +287,39 @@ TEST(SliceExtMainline, PreemptRtDefersOnlyTheLazyReschedule) {
   EXPECT_EQ(granted(kernel::PreemptModel::Full, true), 0u);
   EXPECT_GT(granted(kernel::PreemptModel::Lazy, true), 10u);
 }
+
+// 7.0's ownership mm_cid raises the rseq event when a task's cid changes as it is scheduled
+// in (mm_cid_update_task_cid()), as a migration does: the exit to user mode then zeroes
+// slice_ctrl. Eight threads pinned one per CPU (as mm_cid_compaction_test); one with a high
+// cid sets its request and sleeps while the others exit, which shrinks the process's cid
+// space, so it is handed a lower cid when it comes back on its own CPU: its request is gone.
+TEST(SliceExtMainline, ACidChangedAtSwitchInClearsTheRequest) {
+  kernel::KernelConfig c = config(Abi::Mainline);
+  c.mm_cid = kernel::MmCid::Owner;
+  const int cpus = 8;
+  Sim s(flat_machine(cpus), c);
+  kernel::UserWord leader;
+  uint32_t cid_before = 0, cid_after = 0;
+  int request_after = -1;
+  for (int i = 0; i < cpus; ++i) {
+    s.spawn(on(i), [&](user::Thread& t) -> user::Program {
+      co_await t.syscall(kernel::NR_prctl, kernel::PR_RSEQ_SLICE_EXTENSION, 2, 1);
+      for (int r = 0; r < 5; ++r) {
+        co_await t.compute(sim::kNsecPerMsec);
+        co_await t.nanosleep(10 * sim::kNsecPerMsec);
+      }
+      const uint32_t cid = t.rseq()->mm_cid;
+      if (cid < static_cast<uint32_t>(cpus / 2) || !t.cmpxchg(&leader, 0, t.pid())) co_return;
+      cid_before = cid;
+      t.rseq()->slice_request = 1;
+      co_await t.nanosleep(20 * sim::kNsecPerMsec);  // the others exit
+      cid_after = t.rseq()->mm_cid;
+      request_after = t.rseq()->slice_request;
+      t.rseq()->slice_request = 0;
+    });
+  }
+  s.run(150 * sim::kNsecPerMsec);
+  ASSERT_NE(leader.value, 0) << "no thread had a cid >= CPUs / 2";
+  EXPECT_LT(cid_after, cid_before);
+  EXPECT_EQ(request_after, 0);
+}
