@@ -134,11 +134,10 @@ user::Program hog(user::Thread& t) {
   for (;;) co_await t.compute(1000000000);
 }
 
-struct BuddyProbe {
-  sim::Timer timer;
-  const kernel::rq* rq = nullptr;
-  const kernel::task_struct* task = nullptr;  // queued on the group runqueue below the root
-  int samples = 0, with_buddy = 0, bad = 0;
+// Counts the buddies a runqueue has at a sample, and those that are not queued on it or are
+// delayed.
+struct BuddyCount {
+  int with_buddy = 0, bad = 0;
   void check(const kernel::cfs_rq* cfs) {
     const kernel::sched_entity* next = cfs->next;
     if (!next) return;
@@ -146,14 +145,6 @@ struct BuddyProbe {
     bad += !next->on_rq || next->sched_delayed || next->cfs_rq != cfs;
   }
 };
-void probe_buddies(sim::Timer* t, sim::Time now) {
-  auto* p = static_cast<BuddyProbe*>(t->ctx);
-  ++p->samples;
-  p->check(&p->rq->cfs);
-  const kernel::cfs_rq* group = p->task->se.cfs_rq;
-  if (group && group != &p->rq->cfs) p->check(group);
-  p->rq->k->engine()->arm(t, now + 5 * sim::kNsecPerUsec);
-}
 
 TEST(Features, NextBuddyIsClearedWhenItsEntityLeaves) {
   for (auto v : {kernel::KernelVersion::V6_12, kernel::KernelVersion::V6_18, kernel::KernelVersion::V7_0}) {
@@ -189,16 +180,20 @@ TEST(Features, NextBuddyIsClearedWhenItsEntityLeaves) {
           }
         });
       }
-      BuddyProbe probe;
-      probe.rq = s.k->rq_of(0);
-      probe.task = &s.task(probed);
-      probe.timer.fn = probe_buddies;
-      probe.timer.ctx = &probe;
-      s.engine.arm(&probe.timer, 1);
+      const kernel::rq* rq = s.k->rq_of(0);
+      const kernel::task_struct* task = &s.task(probed);  // on the group runqueue below the root
+      BuddyCount probe;
+      int samples = 0;
+      testing_support::Sampler sampler(s, 5 * sim::kNsecPerUsec, [&](sim::Time) {
+        ++samples;
+        probe.check(&rq->cfs);
+        const kernel::cfs_rq* group = task->se.cfs_rq;
+        if (group && group != &rq->cfs) probe.check(group);
+      });
       s.run(500 * sim::kNsecPerMsec);
       testing_support::check_invariants(*s.k, 500 * sim::kNsecPerMsec);
-      ASSERT_NE(probe.task->se.cfs_rq, &probe.rq->cfs) << "the tasks are in a group below the root";
-      EXPECT_GT(probe.with_buddy, 1000) << "of " << probe.samples << " samples";
+      ASSERT_NE(task->se.cfs_rq, &rq->cfs) << "the tasks are in a group below the root";
+      EXPECT_GT(probe.with_buddy, 1000) << "of " << samples << " samples";
       EXPECT_EQ(probe.bad, 0);
     }
   }
@@ -211,15 +206,6 @@ TEST(Features, NextBuddyIsClearedWhenItsEntityLeaves) {
 // preempts the hog; a probe every 5 us finds the sleeper running at times (as the picked
 // buddy), and the running entity never the buddy. (Without the clearing, about a quarter
 // of the samples find it so.)
-void probe_curr_buddy(sim::Timer* t, sim::Time now) {
-  auto* p = static_cast<BuddyProbe*>(t->ctx);
-  ++p->samples;
-  const kernel::cfs_rq& cfs = p->rq->cfs;
-  p->with_buddy += cfs.curr == &p->task->se;  // here: samples with the sleeper running
-  p->bad += cfs.next != nullptr && cfs.next == cfs.curr;
-  p->rq->k->engine()->arm(t, now + 5 * sim::kNsecPerUsec);
-}
-
 TEST(Features, APickedBuddyIsNoLongerTheBuddy) {
   for (auto v :
        {kernel::KernelVersion::V6_12, kernel::KernelVersion::V6_18, kernel::KernelVersion::V7_0}) {
@@ -234,16 +220,18 @@ TEST(Features, APickedBuddyIsNoLongerTheBuddy) {
         co_await t.compute(300 * sim::kNsecPerUsec);
       }
     });
-    BuddyProbe probe;
-    probe.rq = s.k->rq_of(0);
-    probe.task = &s.task(sleeper);
-    probe.timer.fn = probe_curr_buddy;
-    probe.timer.ctx = &probe;
-    s.engine.arm(&probe.timer, 1);
+    const kernel::cfs_rq& cfs = s.k->rq_of(0)->cfs;
+    const kernel::sched_entity* sleeper_se = &s.task(sleeper).se;
+    int samples = 0, sleeper_running = 0, bad = 0;
+    testing_support::Sampler sampler(s, 5 * sim::kNsecPerUsec, [&](sim::Time) {
+      ++samples;
+      sleeper_running += cfs.curr == sleeper_se;
+      bad += cfs.next != nullptr && cfs.next == cfs.curr;
+    });
     s.run(200 * sim::kNsecPerMsec);
     testing_support::check_invariants(*s.k, 200 * sim::kNsecPerMsec);
-    EXPECT_GT(probe.with_buddy, 5000) << "of " << probe.samples << " samples";
-    EXPECT_EQ(probe.bad, 0) << "of " << probe.samples << " samples";
+    EXPECT_GT(sleeper_running, 5000) << "of " << samples << " samples";
+    EXPECT_EQ(bad, 0) << "of " << samples << " samples";
   }
 }
 

@@ -263,36 +263,6 @@ TEST(Group, BadCgroupSettingsAreNamed) {
   EXPECT_EQ(scenario::add_also(&e, "hog:cpu.weight=0"), "also.hog.cpu.weight: must be an integer in 1..10000 (got '0')");
 }
 
-namespace {
-
-// Watches group A's entity on CPU 0: the weight it had while its runqueue had a task, and,
-// each time it is found delayed, whether that weight changed.
-struct DelayedGroupProbe {
-  sim::Timer timer;
-  const kernel::sched_entity* gse = nullptr;
-  unsigned long running_weight = 0;
-  int delays = 0, reweighted = 0;
-  bool delayed = false;
-};
-
-void probe_delayed_group(sim::Timer* t, sim::Time now) {
-  auto* p = static_cast<DelayedGroupProbe*>(t->ctx);
-  const kernel::sched_entity* se = p->gse;
-  if (se->on_rq && se->sched_delayed) {
-    if (!p->delayed) {
-      ++p->delays;
-      p->reweighted += se->load.weight != p->running_weight;
-    }
-    p->delayed = true;
-  } else {
-    p->delayed = false;
-    if (se->on_rq && kernel::group_cfs_rq(se)->load) p->running_weight = se->load.weight;
-  }
-  p->gse->my_q->rq->k->engine()->arm(t, now + sim::kNsecPerUsec);
-}
-
-}  // namespace
-
 // update_cfs_group() leaves an empty group's entity at its weight (66951e4860d3, "When a group
 // becomes empty, preserve its weight. This matters for DELAY_DEQUEUE"): group A runs a sleeper
 // on CPU 0 and a hog on CPU 1, so its share on CPU 0 follows both CPUs' loads, beside group
@@ -313,15 +283,28 @@ TEST(Group, AGroupEntityLeftDelayedKeepsItsWeight) {
     });
     s.spawn(in_group(a, 1), hog);
     s.spawn(in_group(b, 0), hog);
-    DelayedGroupProbe probe;
-    probe.gse = s.task(sleeper).se.parent;
-    ASSERT_NE(probe.gse, nullptr);
-    probe.timer.fn = probe_delayed_group;
-    probe.timer.ctx = &probe;
-    s.engine.arm(&probe.timer, 1);
+    // A's entity on CPU 0: the weight it had while its runqueue had a task, and, each time
+    // it is found delayed, whether that weight changed.
+    const kernel::sched_entity* gse = s.task(sleeper).se.parent;
+    ASSERT_NE(gse, nullptr);
+    unsigned long running_weight = 0;
+    int delays = 0, reweighted = 0;
+    bool delayed = false;
+    testing_support::Sampler sampler(s, sim::kNsecPerUsec, [&](sim::Time) {
+      if (gse->on_rq && gse->sched_delayed) {
+        if (!delayed) {
+          ++delays;
+          reweighted += gse->load.weight != running_weight;
+        }
+        delayed = true;
+      } else {
+        delayed = false;
+        if (gse->on_rq && kernel::group_cfs_rq(gse)->load) running_weight = gse->load.weight;
+      }
+    });
     s.run(2 * kSec);
     testing_support::check_invariants(*s.k, 2 * kSec);
-    EXPECT_GT(probe.delays, 20);
-    EXPECT_EQ(probe.reweighted, 0) << "of " << probe.delays << " delays";
+    EXPECT_GT(delays, 20);
+    EXPECT_EQ(reweighted, 0) << "of " << delays << " delays";
   }
 }

@@ -88,6 +88,30 @@ struct Sim {
   std::list<std::function<user::Program(user::Thread&)>> programs;
 };
 
+// Calls `sample(now)` every `period` from time `first` on: a probe of the kernel's state
+// between events, on a timer of the run's engine (it changes nothing it reads).
+class Sampler {
+ public:
+  Sampler(Sim& s, sim::Time period, std::function<void(sim::Time)> sample, sim::Time first = 1)
+      : engine_(&s.engine), period_(period), sample_(std::move(sample)) {
+    timer_.ctx = this;
+    timer_.fn = [](sim::Timer* t, sim::Time now) {
+      auto* self = static_cast<Sampler*>(t->ctx);
+      self->sample_(now);
+      self->engine_->arm(t, now + self->period_);
+    };
+    engine_->arm(&timer_, first);
+  }
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
+
+ private:
+  sim::Engine* engine_;
+  sim::Time period_;
+  std::function<void(sim::Time)> sample_;
+  sim::Timer timer_;
+};
+
 // Each rq's copy of its lowest domain's idle next balance (rq::sd_idle_next_balance) equals
 // what update_next_balance() computes from the domain.
 inline void check_sd_idle_next_balance(const kernel::KernelImpl& k) {
