@@ -37,6 +37,17 @@ void smp_send_ipi(KernelImpl* k, int cpu, unsigned bits) {
   if (!t->armed || t->expires > when) k->engine()->arm(t, when);
 }
 
+namespace {
+
+// flush_smp_call_function_queue(): the work queued for this CPU by smp_send_ipi(), the
+// wakeups (sched_ttwu_pending()) and the NOHZ kick's balance.
+void flush_smp_call_function_queue(rq* rq, unsigned bits) {
+  if (!rq->ex.wake_list.empty()) sched_ttwu_pending(rq);
+  if (bits & IPI_NOHZ_KICK) nohz_idle_balance(rq);
+}
+
+}  // namespace
+
 // The IPI handler: queued wakeups (sched_ttwu_pending), the NOHZ balance kick, and the
 // reschedule vector, which only makes the interrupt return path look at the flags.
 void ipi_timer_fn(sim::Timer* t, sim::Time now) {
@@ -50,8 +61,7 @@ void ipi_timer_fn(sim::Timer* t, sim::Time now) {
     // wakeups and the NOHZ kick's balance in task context, then schedule_idle().
     rq->k->set_current(rq->curr, rq->cpu);
     cpu_enter_kernel(rq, now);
-    if (!rq->ex.wake_list.empty()) sched_ttwu_pending(rq);
-    if (bits & IPI_NOHZ_KICK) nohz_idle_balance(rq);
+    flush_smp_call_function_queue(rq, bits);
     if (tif_need_resched_any(rq->curr)) schedule(rq, /*preempt=*/false);
     exit_to_user_mode_loop(rq, /*from_irq=*/false);
     cpu_return_to_user(rq);
@@ -61,8 +71,7 @@ void ipi_timer_fn(sim::Timer* t, sim::Time now) {
   // The call-function vector when wakeups were queued, else the reschedule one.
   const int irq = rq->ex.wake_list.empty() ? kIrqReschedule : kIrqCallFunction;
   trace_irq_handler_entry(rq, irq, irq == kIrqReschedule ? "reschedule" : "call_function");
-  if (!rq->ex.wake_list.empty()) sched_ttwu_pending(rq);
-  if (bits & IPI_NOHZ_KICK) nohz_idle_balance(rq);
+  flush_smp_call_function_queue(rq, bits);
   if (bits & IPI_RT_PUSH) rto_push_irq_work_func(rq);
   // The stopper thread (stop class, above RT) was woken: it preempts whatever runs here at
   // this interrupt's return, like a higher-class wakeup.

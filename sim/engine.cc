@@ -49,29 +49,22 @@ __attribute__((noinline)) void Engine::far_place(uint32_t i) {
 }
 
 // The pool is used up: drop the stale entries if they outnumber the live ones (lazy
-// deletion otherwise frees an entry only when its time comes), else grow it. Compacting
-// only here, not on every event, is what bounds the pool, and takes no time while it does
-// not need to grow.
-__attribute__((noinline, cold)) uint32_t Engine::grow_pool() {
-  if (stale_ > 1024 && stale_ > size_ / 2) {
-    compact();
-    if (free_ != kNil) {
-      const uint32_t i = free_;
-      free_ = entries_[i].next;
-      return i;
-    }
-  }
+// deletion otherwise frees an entry only when its time comes), else grow it; either way
+// the free list then has an entry. Compacting only here, not on every event, is what bounds
+// the pool, and takes no time while it does not need to grow.
+__attribute__((noinline, cold)) void Engine::grow_pool() {
+  if (stale_ > 1024 && stale_ > size_ / 2) compact();
+  if (free_ != kNil) return;
   entries_.push_back(Entry{});
-  return static_cast<uint32_t>(entries_.size() - 1);
+  free_ = static_cast<uint32_t>(entries_.size() - 1);
+  entries_[free_].next = kNil;
 }
 
 void Engine::enqueue(Timer* t, Time when) {
   t->qseq = seq_++;
-  uint32_t i = free_;
-  if (__builtin_expect(i != kNil, 1))
-    free_ = entries_[i].next;
-  else
-    i = grow_pool();
+  if (__builtin_expect(free_ == kNil, 0)) grow_pool();
+  const uint32_t i = free_;
+  free_ = entries_[i].next;
   entries_[i].when = when;
   entries_[i].seq = t->qseq;
   entries_[i].timer = t;

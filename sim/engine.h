@@ -119,8 +119,8 @@ class Engine {
   }
   void enqueue(Timer* t, Time when);
   // The rare path of enqueue, out of line so the common one needs few registers: compacts
-  // or grows the pool.
-  uint32_t grow_pool();
+  // or grows the pool, leaving an entry on the free list.
+  void grow_pool();
   void append(List* l, uint32_t i) {
     entries_[i].next = kNil;
     if (l->tail == kNil)
