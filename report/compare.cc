@@ -35,13 +35,16 @@ std::string num(double v) {
 }  // namespace
 
 namespace {
+// A relative change in percent; small ones keep two significant digits instead of +0.0%.
+std::string percent_text(double rel) {
+  const double pct = rel * 100;
+  return std::fabs(pct) >= 1 || pct == 0 ? fmt::format("{:+.1f}%", pct) : fmt::format("{:+.2g}%", pct);
+}
 // A change as text: relative to the first setting's mean in percent, or the difference
 // itself when that mean is 0.
 std::string change_text(double v, double base_mean) {
   if (base_mean == 0) return (v >= 0 ? "+" : "") + num(v);
-  const double pct = v / std::fabs(base_mean) * 100;
-  // Small changes keep two significant digits instead of showing as +0.0%.
-  return std::fabs(pct) >= 1 || pct == 0 ? fmt::format("{:+.1f}%", pct) : fmt::format("{:+.2g}%", pct);
+  return percent_text(v / std::fabs(base_mean));
 }
 std::string interval(const std::string& lo, const std::string& hi) { return "[" + lo + ", " + hi + "]"; }
 }  // namespace
@@ -68,10 +71,15 @@ std::string render_comparison(const Comparison& c) {
         continue;
       }
       const Difference d = welch(s, sums[0]);
+      const RelativeChange r = relative_change(s, sums[0], d);
       change.push_back(change_text(d.diff, sums[0].mean));
-      change_ci.push_back(d.has_ci ? interval(change_text(d.ci_low, sums[0].mean),
-                                              change_text(d.ci_high, sums[0].mean))
-                                   : "-");
+      if (!r.defined)  // the first setting's mean is 0: the difference and Welch's interval
+        change_ci.push_back(d.has_ci ? interval(change_text(d.ci_low, 0), change_text(d.ci_high, 0))
+                                     : "-");
+      else if (r.has_ci)
+        change_ci.push_back(interval(percent_text(r.ci_low), percent_text(r.ci_high)));
+      else
+        change_ci.push_back(r.unbounded ? "unbounded" : "-");
       mark.push_back(d.has_ci && !d.significant ? "not significant" : "");
       any_not_significant |= !mark.back().empty();
     }
@@ -97,7 +105,7 @@ std::string render_comparison(const Comparison& c) {
   }
   if (c.rows.size() > 1)
     out += fmt::format(
-        "\nchange: of the average against the first setting, with Welch's {:.0f}% interval{}\n",
+        "\nchange: of the average against the first setting, with Fieller's {:.0f}% interval{}\n",
         kConfidence * 100,
         any_not_significant ? "; not significant: the interval holds 0" : "");
   return out;
@@ -142,12 +150,12 @@ nlohmann::ordered_json comparison_to_json(const Comparison& c) {
                 {"ci95", pair_or_null(s.has_ci, s.ci_low, s.ci_high)}};
       if (i > 0) {
         const Difference d = welch(s, base[m]);
-        const double b = std::fabs(base[m].mean);
+        const RelativeChange rc = relative_change(s, base[m], d);
         x["change"] = {
             {"difference", d.diff},
             {"ci95", pair_or_null(d.has_ci, d.ci_low, d.ci_high)},
-            {"relative", b == 0 ? json(nullptr) : json(d.diff / b)},
-            {"relative_ci95", pair_or_null(d.has_ci && b != 0, d.ci_low / b, d.ci_high / b)},
+            {"relative", rc.defined ? json(rc.rel) : json(nullptr)},
+            {"relative_ci95", pair_or_null(rc.has_ci, rc.ci_low, rc.ci_high)},
             {"df", d.has_ci ? json(d.df) : json(nullptr)},
             {"p_value", d.has_ci ? json(d.p) : json(nullptr)},
             {"significant", d.significant}};

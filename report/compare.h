@@ -1,7 +1,8 @@
 // A comparison of one workload under several settings, each run with N seeds: per setting
 // and metric the mean with its standard deviation and 95% confidence interval, and the
-// change of the mean against the first setting with Welch's 95% interval, marking changes
-// whose interval holds 0 (report/stats.h); min / max / median in the JSON. Value type + text
+// change of the mean against the first setting with its 95% interval (Welch's for the
+// difference, Fieller's for the change in percent), marking changes whose interval holds 0
+// (report/stats.h); min / max / median in the JSON. Value type + text
 // and JSON (docs/results-schema.md, "Comparison").
 #pragma once
 #include <cstdint>
@@ -12,7 +13,7 @@
 
 namespace report {
 
-inline constexpr int kComparisonSchemaVersion = 2;
+inline constexpr int kComparisonSchemaVersion = 3;
 
 struct ComparisonRow {
   std::string setting;              // e.g. "ext=rfc"

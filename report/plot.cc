@@ -39,7 +39,7 @@ std::string comparison_script(const json& doc, PlotFormat format, std::string* s
   const json* rows = doc.contains("rows") ? &doc["rows"] : nullptr;
   if (!metrics || !metrics->is_array() || metrics->empty() || !rows || !rows->is_array() ||
       rows->empty())
-    return "a comparison needs 'metrics' and 'rows' (schema_version 2, from schedlab compare --json)";
+    return "a comparison needs 'metrics' and 'rows' (from schedlab compare --json)";
   const size_t n = metrics->size();
   const size_t cols = std::min<size_t>(3, n), nrows = (n + cols - 1) / cols;
   std::string s = terminal(format, static_cast<int>(std::max<size_t>(640, 420 * cols)),

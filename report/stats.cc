@@ -1,4 +1,5 @@
-// Means, intervals and Welch's test (report/stats.h) over Boost.Math's Student's t.
+// Means, intervals, Welch's test and Fieller's ratio interval (report/stats.h) over Boost.Math's
+// Student's t.
 #include "report/stats.h"
 
 #include <boost/math/distributions/students_t.hpp>
@@ -54,6 +55,32 @@ Difference welch(const Summary& a, const Summary& base, double level) {
   d.p = 2 * boost::math::cdf(boost::math::complement(t, std::fabs(d.diff) / se));
   d.significant = d.ci_low > 0 || d.ci_high < 0;
   return d;
+}
+
+RelativeChange relative_change(const Summary& a, const Summary& base, const Difference& d,
+                               double level) {
+  RelativeChange r;
+  if (base.mean == 0) return r;
+  r.defined = true;
+  r.rel = d.diff / std::fabs(base.mean);
+  if (!d.has_ci) return r;
+  const double t = student_t_quantile(1 - (1 - level) / 2, d.df);
+  const double va = a.sd * a.sd / static_cast<double>(a.n);
+  const double vb = base.sd * base.sd / static_cast<double>(base.n);
+  // (base.mean^2 - t^2 vb) r^2 - 2 a.mean base.mean r + (a.mean^2 - t^2 va) <= 0
+  const double q = base.mean * base.mean - t * t * vb;
+  if (!(q > 0)) {
+    r.unbounded = true;
+    return r;
+  }
+  const double mid = a.mean * base.mean;
+  const double half = std::sqrt(t * t * (a.mean * a.mean * vb + va * q));
+  const double lo = (mid - half) / q, hi = (mid + half) / q;
+  // relative = r - 1 for a positive base, 1 - r for a negative one
+  r.ci_low = base.mean > 0 ? lo - 1 : 1 - hi;
+  r.ci_high = base.mean > 0 ? hi - 1 : 1 - lo;
+  r.has_ci = true;
+  return r;
 }
 
 }  // namespace report

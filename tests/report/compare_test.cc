@@ -47,9 +47,10 @@ TEST(CompareTable, MeanSdIntervalsAndNotSignificantMark) {
   EXPECT_NE(t.find("setting        average          sd  95% CI of average     change  95% CI of change", extra), std::string::npos) << t;
   // group 1: mean 0.75, sd 1.789010, interval 0.75 +- 2.262157 * 1.789010 / sqrt(10).
   EXPECT_EQ(line_of(t, extra, "group=1"), "group=1           0.75       1.789  [-0.5298, 2.030]") << t;
-  // group 2 against group 1: +1.58 / 0.75 = +210.7%, Welch's interval -0.2055 .. 3.3655.
+  // group 2 against group 1: +1.58 / 0.75 = +210.7%; group 1's mean is within t(0.975,
+  // 17.776) = 2.101 standard errors (0.5657) of 0, so Fieller's interval is unbounded.
   EXPECT_EQ(line_of(t, extra, "group=2"),
-            "group=2          2.330       2.002  [0.8977, 3.762]      +210.7%  [-27.4%, +448.7%]   "
+            "group=2          2.330       2.002  [0.8977, 3.762]      +210.7%  unbounded           "
             "not significant") << t;
   const size_t shifted = t.find("\nshifted");
   ASSERT_NE(shifted, std::string::npos);
@@ -75,7 +76,7 @@ TEST(CompareTable, OneSeedHasNoIntervals) {
 TEST(CompareJson, StatisticsAndPerSeedValuesLabelledBySeed) {
   const nlohmann::ordered_json j = comparison_to_json(sleep());
   EXPECT_EQ(j["schema"], "schedlab.comparison");
-  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["schema_version"], 3);
   EXPECT_EQ(j["confidence"], 0.95);
   EXPECT_EQ(j["metrics"][0]["name"], "extra");
   EXPECT_EQ(j["metrics"][0]["unit"], "h");
@@ -92,6 +93,7 @@ TEST(CompareJson, StatisticsAndPerSeedValuesLabelledBySeed) {
   EXPECT_NEAR(ch["ci95"][0].get<double>(), -0.2054832, 1e-6);
   EXPECT_NEAR(ch["ci95"][1].get<double>(), 3.3654832, 1e-6);
   EXPECT_NEAR(ch["relative"].get<double>(), 1.58 / 0.75, 1e-12);
+  EXPECT_TRUE(ch["relative_ci95"].is_null());  // group 1 cannot be told from 0
   EXPECT_NEAR(ch["df"].get<double>(), 17.776, 5e-4);
   EXPECT_NEAR(ch["p_value"].get<double>(), 0.07939, 5e-6);
   EXPECT_EQ(ch["significant"], false);
