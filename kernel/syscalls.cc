@@ -142,12 +142,10 @@ void get_params(const task_struct* p, sched_attr* attr) {
 }
 
 // The latency_sensi_flag patch, in both paths of __sched_setscheduler(): with the flag bit,
-// the value (0 or 1, else -EINVAL) becomes the task's.
-int64_t set_latency_sensi_flag(task_struct* p, const sched_attr& attr) {
-  if (!(attr.sched_flags & SCHED_FLAG_LATENCY_SENSITIVE)) return 0;
-  if (attr.sched_latency_sensi_flag > 1) return -EINVAL;
-  p->latency_sensi_flag = attr.sched_latency_sensi_flag != 0;
-  return 0;
+// the value (0 or 1, checked before either path) becomes the task's.
+void set_latency_sensi_flag(task_struct* p, const sched_attr& attr) {
+  if (attr.sched_flags & SCHED_FLAG_LATENCY_SENSITIVE)
+    p->latency_sensi_flag = attr.sched_latency_sensi_flag != 0;
 }
 
 constexpr uint64_t SCHED_FLAG_SUGOV = 0x10000000;  // kernel-internal (schedutil's DL threads)
@@ -199,6 +197,8 @@ int64_t sys_sched_setattr(rq* rq, task_struct* self, const UserAction& a) {
   if (attr.sched_priority > MAX_RT_PRIO - 1) return -EINVAL;
   if (rt_policy(policy) != (attr.sched_priority != 0)) return -EINVAL;
   if (attr.sched_flags & SCHED_FLAG_SUGOV) return -EINVAL;
+  // The patch's check, ahead of both paths and whatever the flags say.
+  if (attr.sched_latency_sensi_flag > 1) return -EINVAL;
   const bool clamp = attr.sched_flags & (SCHED_FLAG_UTIL_CLAMP_MIN | SCHED_FLAG_UTIL_CLAMP_MAX);
   if (policy == p->policy) {
     bool change = clamp;
@@ -206,11 +206,14 @@ int64_t sys_sched_setattr(rq* rq, task_struct* self, const UserAction& a) {
         (attr.sched_nice != p->nice || attr.sched_runtime != p->se.slice))
       change = true;
     if (rt_policy(policy) && static_cast<int>(attr.sched_priority) != p->rt_priority) change = true;
-    if (!change) return set_latency_sensi_flag(p, attr);  // the early path
+    if (!change) {  // the early path
+      set_latency_sensi_flag(p, attr);
+      return 0;
+    }
   }
   // change: the patch sets the flag with the new parameters. The rest of a change (a new
   // policy, nice, priority or slice for a live task) is not modelled: warned, not applied.
-  if (const int64_t err = set_latency_sensi_flag(p, attr)) return err;
+  set_latency_sensi_flag(p, attr);
   const u64 slice = attr.sched_runtime
                         ? std::clamp<u64>(attr.sched_runtime, 100000, 100000000)
                         : k->base_slice_ns;

@@ -275,7 +275,8 @@ TEST(Softirq, SchedSetattrSetsTheFlagAndSchedGetattrReportsIt) {
 }
 
 // Above 1 is -EINVAL, in the early (nothing else changes) path and in the full path (here
-// sched_runtime 0 differs from the task's slice, as the 6.12+ check compares them).
+// sched_runtime 0 differs from the task's slice, as the 6.12+ check compares them), and
+// without the flag bit too: the patch checks the value before either path.
 TEST(Softirq, SchedSetattrRejectsFlagValuesAboveOne) {
   const SetattrResult early = setattr_once(true, keep_all(kernel::SCHED_FLAG_LATENCY_SENSITIVE, 2));
   EXPECT_EQ(early.ret, -EINVAL);
@@ -290,6 +291,10 @@ TEST(Softirq, SchedSetattrRejectsFlagValuesAboveOne) {
   EXPECT_FALSE(r.flag);
   full.sched_latency_sensi_flag = 1;  // the full path sets it too
   EXPECT_TRUE(setattr_once(true, full).flag);
+  EXPECT_EQ(setattr_once(true, keep_all(0, 2)).ret, -EINVAL);
+  const SetattrResult no_bit = setattr_once(true, keep_all(0, 1));  // a value without the bit
+  EXPECT_EQ(no_bit.ret, 0);
+  EXPECT_FALSE(no_bit.flag);
 }
 
 // On a kernel without the patch: 0x80 is outside SCHED_FLAG_ALL (-EINVAL); a non-zero

@@ -181,3 +181,41 @@ TEST(Tracepoints, ASinkChangesNoResultAndARemovedOneIsGivenNothing) {
   EXPECT_EQ(traced.runtime_and_switches, plain.runtime_and_switches);
   EXPECT_GT(plain.runtime_and_switches[1], 0u);  // the tick preempted: something could change
 }
+
+// pull_rt_task() returns when the only overloaded CPU is its own: CPU 0 keeps two migratable
+// FIFO tasks queued behind a third that sleeps and wakes, and CPU 1 is held by a more important
+// pinned one, so every drop of CPU 0's priority finds CPU 0 the one overloaded CPU. No push IPI
+// goes out (nothing but the timer interrupts); without the check each drop sent CPU 0 one.
+TEST(Tracepoints, TheOnlyOverloadedCpuSendsNoRtPushIpiWhenItsPriorityDrops) {
+  Sim s(exact_timers(flat_machine(2)));
+  Recorder rec;
+  s.k->set_trace_sink(&rec);
+  auto rt = [](std::vector<int> cpus, int prio) {
+    kernel::TaskAttr a;
+    a.comm = "rt";
+    a.policy = SCHED_FIFO;
+    a.rt_priority = prio;
+    a.cpus = std::move(cpus);
+    return a;
+  };
+  auto spin = [](user::Thread& t) -> user::Program {
+    for (;;) co_await t.compute(1000 * kMs);
+  };
+  s.spawn(rt({1}, 99), spin);
+  s.spawn(rt({0}, 50), [](user::Thread& t) -> user::Program {
+    for (;;) {
+      co_await t.compute(1 * kMs);
+      co_await t.nanosleep(1 * kMs);
+    }
+  });
+  const int a = s.spawn(rt({0, 1}, 20), spin);
+  const int b = s.spawn(rt({0, 1}, 10), spin);
+  s.run(50 * kMs);
+  EXPECT_GT(s.task(a).stats.run_ns, 10 * kMs);  // the setup: the queued ones run on CPU 0
+  EXPECT_EQ(s.task(b).stats.run_ns, 0);
+  int timer = 0, other = 0;
+  for (const auto& r : rec.of(TraceEvent::irq_handler_entry))
+    if (r.ts > 1 * kMs) ++(r.irq == kernel::kIrqLocalTimer ? timer : other);  // after the forks
+  EXPECT_GT(timer, 20);
+  EXPECT_EQ(other, 0);
+}
