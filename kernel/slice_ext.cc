@@ -132,7 +132,18 @@ void hrtick_delay_schedule_prev(rq* rq, task_struct* prev) {
   if (rq->k->cfg_.feat(__SCHED_FEAT_HRTICK)) rq->k->engine()->cancel(&rq->ex.slice_timer);
 }
 
-bool hrtick_delay_syscall_enter(rq*, task_struct*, int) { return false; }
+// The RFC and the 2023 prototype clear only TIF_NEED_RESCHED when they grant; a hard request
+// stays folded in the per-CPU preempt_count (x86's PREEMPT_NEED_RESCHED). Under full and lazy
+// preemption a syscall made inside the grant is preempted at its first preempt_enable() (a
+// futex hash-bucket unlock, a runqueue lock), which the model places at its entry: schedule(),
+// the handler runs when the task is back. Under none and voluntary the grant survives the
+// syscall (cond_resched() and might_fault()'s might_resched() points are not modelled).
+// sched_yield() reaches its own schedule() before any preempt_enable().
+bool hrtick_delay_syscall_enter(rq* rq, task_struct* p, int nr) {
+  const PreemptModel m = rq->k->cfg_.preempt;
+  return p->slice.granted && rq->preempt_need_resched && nr != NR_sched_yield &&
+         (m == PreemptModel::Full || m == PreemptModel::Lazy);
+}
 
 // sched_yield() from a granted task calls schedule() directly, not do_sched_yield().
 bool hrtick_delay_sched_yield(rq* rq, task_struct* p) {

@@ -50,6 +50,9 @@ bool mainline_delay_resched(rq* rq, task_struct* p) {
   rs->slice_request = 0;
   rs->slice_granted = 1;
   p->slice.granted = true;
+  // clear_tsk_need_resched() (by the caller's loop) and clear_preempt_need_resched(): unlike
+  // the RFC and the 2023 prototype, no folded request is left to preempt a syscall.
+  rq->preempt_need_resched = false;
   // Sampled where the grant is made: after the interrupt's entry and handler work.
   p->slice.expires = kernel_clock(rq, rq->k->now()) + slice_ext_nsec(rq->k);
   p->slice.nr_granted++;

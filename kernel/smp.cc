@@ -68,6 +68,10 @@ void ipi_timer_fn(sim::Timer* t, sim::Time now) {
     return;
   }
   irqentry_enter(rq, now);
+  // scheduler_ipi() -> preempt_fold_need_resched(): a hard request set from afar is folded
+  // into this CPU's preempt_count.
+  if ((bits & IPI_RESCHEDULE) && (rq->curr->thread_flags & TIF_NEED_RESCHED))
+    rq->preempt_need_resched = true;
   // The call-function vector when wakeups were queued, else the reschedule one.
   const int irq = rq->ex.wake_list.empty() ? kIrqReschedule : kIrqCallFunction;
   trace_irq_handler_entry(rq, irq, irq == kIrqReschedule ? "reschedule" : "call_function");

@@ -186,7 +186,14 @@ static void __resched_curr(rq* rq, unsigned tif) {
   if (curr->thread_flags & (tif | TIF_NEED_RESCHED)) return;
   if (rq->cpu != k->current_cpu() && slice_ext_defer_remote_resched(rq)) return;
   curr->thread_flags |= tif;
-  if (rq->cpu == k->current_cpu()) return;  // acted on at this CPU's exit path
+  // A hard request on this CPU is also folded into its preempt_count (x86's
+  // PREEMPT_NEED_RESCHED, rq->preempt_need_resched; a remote one by scheduler_ipi()), where a
+  // kernel preempt_enable() under full and lazy preemption finds it. __schedule() and 7.0's
+  // grant clear it; the RFC's and the 2023 prototype's grants leave it (slice_ext.cc).
+  if (rq->cpu == k->current_cpu()) {  // acted on at this CPU's exit path
+    if (tif == TIF_NEED_RESCHED) rq->preempt_need_resched = true;  // set_preempt_need_resched()
+    return;
+  }
   if (tif == TIF_NEED_RESCHED) smp_send_ipi(k, rq->cpu, IPI_RESCHEDULE);
 }
 
@@ -450,6 +457,7 @@ void __schedule(rq* rq, bool preempt, bool sm_preempt) {
   // picked: clear_tsk_need_resched(prev), after the pick, so a request raised during it (a
   // task pulled by newidle balance preempting prev) is satisfied by this pick.
   prev->thread_flags &= ~(TIF_NEED_RESCHED | TIF_NEED_RESCHED_LAZY);
+  rq->preempt_need_resched = false;  // clear_preempt_need_resched()
   rq->resched_by_rt = false;
   // prev -> stopper -> next is two switches; the one to next is charged below.
   if (stopper) cpu_charge(rq, (next == prev ? 2 : 1) * k->machine_.costs.context_switch_ns);

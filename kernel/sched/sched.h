@@ -414,6 +414,7 @@ struct alignas(64) rq {
   unsigned nr_running = 0;
   bool resched_by_rt = false;  // the pending reschedule was raised by a higher-class wakeup
   bool active_balance = false; // an active balance is queued on this CPU's stopper (__schedule())
+  bool preempt_need_resched = false;  // x86: folded into preempt_count (see __resched_curr())
   u64 clock = 0;               // rq_clock(): the engine's now at the last update
   u64 clock_task = 0;          // rq_clock_task(): clock less irq time (IRQ_TIME_ACCOUNTING)
   u64 prev_irq_time = 0;       // irq time already taken out of clock_task
@@ -584,8 +585,7 @@ void set_task_cpu(task_struct* p, int cpu);
 void __set_task_cpu(task_struct* p, int cpu);
 
 // ---- fair_pelt.cc: fair.c's PELT entry points outside the fair class (readers: pelt.h) ----
-// task_h_load(): a task's load as seen from the root (its load_avg with every task in the
-// root group).
+// task_h_load(): a task's load as seen from the root (its load_avg, all tasks in the root group).
 unsigned long task_h_load(const task_struct* p);
 // task_util_est(): max(util_avg, util_est) of a task.
 unsigned long task_util_est(const task_struct* p);

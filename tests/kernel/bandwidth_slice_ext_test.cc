@@ -6,11 +6,15 @@
 // grant decides who waits for the lock:
 // - a critical section longer than the grant: the enforcement timer reschedules and the group
 //   is throttled with the lock held; the waiters wait for the next period;
-// - an unlock inside the grant that must wake a blocked waiter (FUTEX_WAKE): rfc and rseq2023
-//   run the syscall inside the grant, so the waiter is woken before the holder is throttled;
-//   mainline ends the grant at syscall entry and schedules before the handler runs, which
-//   throttles the group, and the wake still goes out because 7.0 throttles a task only on its
-//   way back to user mode: the holder is picked again and runs its way out of the kernel.
+// - an unlock inside the grant that must wake a blocked waiter (FUTEX_WAKE): under none and
+//   voluntary preemption rfc and rseq2023 run the syscall inside the grant, so the waiter is
+//   woken before the holder is throttled. Mainline ends the grant at syscall entry and
+//   schedules before the handler runs, and so do rfc and rseq2023 under full and lazy
+//   preemption (the quota's hard request stays folded in preempt_count: the syscall's first
+//   preempt_enable() preempts); that throttles the group, and on 6.18 and 7.0 the wake still
+//   goes out because they throttle a task only on its way back to user mode: the holder is
+//   picked again and runs its way out of the kernel. 6.12 dequeues the throttled group at
+//   once: the wake waits for the next period.
 #include <gtest/gtest.h>
 
 #include "kernel/slice_ext.h"
@@ -49,13 +53,16 @@ kernel::TaskAttr on(int cpu, int group) {
 struct LockSetup {
   Sim s;
   int g = 0;
-  LockSetup(Abi abi, kernel::KernelVersion v) : s(exact_timers(flat_machine(2)), config(abi, v)) {
+  LockSetup(Abi abi, kernel::KernelVersion v, const kernel::PreemptModel* m = nullptr)
+      : s(exact_timers(flat_machine(2)), config(abi, v, m)) {
     g = s.k->create_task_group("/g");
     s.k->set_task_group_cpu_max(g, 10000, 100000);
   }
-  static kernel::KernelConfig config(Abi abi, kernel::KernelVersion v) {
+  static kernel::KernelConfig config(Abi abi, kernel::KernelVersion v,
+                                     const kernel::PreemptModel* m) {
     kernel::KernelConfig c = kernel::default_config(v);
     c.slice_ext.abi = abi;
+    if (m) c.preempt = *m;
     return c;
   }
 };
@@ -112,39 +119,56 @@ TEST(BandwidthSliceExt, AGrantOutlivesTheQuotaByTheExtensionThenTheHolderIsThrot
 }
 
 // An unlock inside the grant that wakes a waiter blocked in FUTEX_WAIT: the waiter is woken at
-// the quota's end by every design (see the top of this file for why mainline's is).
+// the quota's end by every design and preemption model, except where the syscall is preempted
+// at entry on 6.12 (rfc and rseq2023 under full preemption): the group is dequeued there and
+// the wake waits for the next period (see the top of this file).
 TEST(BandwidthSliceExt, AnUnlockInsideTheGrantWakesTheBlockedWaiterAtTheQuotasEnd) {
+  using kernel::PreemptModel;
   for (Abi abi : kDesigns) {
     for (auto v : kVersions) {
       if (!defined(abi, v)) continue;
-      SCOPED_TRACE(std::string(kernel::slice_ext_abi_name(abi)) + " on " + kernel::version_name(v));
-      LockSetup x(abi, v);
-      user::Mutex m;
-      sim::Time acquired_at = -1;
-      const kernel::task_struct* me = nullptr;
-      const int holder = x.s.spawn(on(0, x.g), [&m, &me, abi](user::Thread& t) -> user::Program {
-        user::SliceExtClient ext(abi);
-        co_await ext.init(t);
-        co_await m.lock(t);
-        ext.request(t);
-        while (!me->slice.granted) co_await t.compute(2 * kUs);  // until the quota's end
-        co_await m.unlock(t);  // contended: FUTEX_WAKE
-        if (ext.release(t)) co_await ext.yield(t);
-        for (;;) co_await t.compute(1000000000);
-      });
-      me = &x.s.task(holder);
-      x.s.spawn(on(1, 0), [&m, &acquired_at, &x](user::Thread& t) -> user::Program {
-        co_await t.compute(1 * kMs);
-        co_await m.lock(t);  // blocks in FUTEX_WAIT
-        acquired_at = x.s.engine.now();
-        co_await m.unlock(t);
-        for (;;) co_await t.compute(1000000000);
-      });
-      x.s.run(150 * kMs);
-      EXPECT_EQ(me->slice.nr_granted, 1u);
-      EXPECT_GE(acquired_at, 10 * kMs);
-      EXPECT_LT(acquired_at, 20 * kMs) << "woken at the quota's end, not at the next period";
-      testing_support::check_invariants(*x.s.k, 150 * kMs);
+      for (PreemptModel model : {PreemptModel::None, PreemptModel::Voluntary, PreemptModel::Full,
+                                 PreemptModel::Lazy}) {
+        kernel::KernelConfig probe = kernel::default_config(v);
+        probe.preempt = model;
+        if (!kernel::validate_config(probe).empty()) continue;  // not offered by this version
+        SCOPED_TRACE(std::string(kernel::slice_ext_abi_name(abi)) + " on " +
+                     kernel::version_name(v) + " " + kernel::preempt_name(model));
+        const bool next_period = abi != Abi::Mainline && v == kernel::KernelVersion::V6_12 &&
+                                 model == PreemptModel::Full;
+        LockSetup x(abi, v, &model);
+        user::Mutex m;
+        sim::Time acquired_at = -1;
+        const kernel::task_struct* me = nullptr;
+        const int holder = x.s.spawn(on(0, x.g), [&m, &me, abi](user::Thread& t) -> user::Program {
+          user::SliceExtClient ext(abi);
+          co_await ext.init(t);
+          co_await m.lock(t);
+          ext.request(t);
+          while (!me->slice.granted) co_await t.compute(2 * kUs);  // until the quota's end
+          co_await m.unlock(t);  // contended: FUTEX_WAKE
+          if (ext.release(t)) co_await ext.yield(t);
+          for (;;) co_await t.compute(1000000000);
+        });
+        me = &x.s.task(holder);
+        x.s.spawn(on(1, 0), [&m, &acquired_at, &x](user::Thread& t) -> user::Program {
+          co_await t.compute(1 * kMs);
+          co_await m.lock(t);  // blocks in FUTEX_WAIT
+          acquired_at = x.s.engine.now();
+          co_await m.unlock(t);
+          for (;;) co_await t.compute(1000000000);
+        });
+        x.s.run(150 * kMs);
+        EXPECT_EQ(me->slice.nr_granted, 1u);
+        if (next_period) {
+          EXPECT_GE(acquired_at, 100 * kMs) << "the wake waits for the next period";
+          EXPECT_LT(acquired_at, 110 * kMs);
+        } else {
+          EXPECT_GE(acquired_at, 10 * kMs);
+          EXPECT_LT(acquired_at, 20 * kMs) << "woken at the quota's end, not at the next period";
+        }
+        testing_support::check_invariants(*x.s.k, 150 * kMs);
+      }
     }
   }
 }

@@ -238,6 +238,67 @@ TEST(SliceExt, NoGrantOnReturnFromASyscall) {
   }
 }
 
+// The RFC and the 2023 prototype clear only TIF_NEED_RESCHED when they grant: a hard request
+// (here an RT wakeup on the holder's CPU) stays folded in x86's preempt_count, so under full
+// and lazy preemption a syscall made inside the grant is preempted at its first
+// preempt_enable(): the RT task runs before the syscall returns. Under none the syscall runs
+// inside the grant and the RT task waits for the yield.
+TEST(SliceExt, AnRfcOr2023GrantEndsAtASyscallUnderFullAndLazyPreemption) {
+  using kernel::PreemptModel;
+  struct Case {
+    kernel::KernelVersion v;
+    PreemptModel m;
+    bool preempted;
+  };
+  const Case cases[] = {{kernel::KernelVersion::V7_0, PreemptModel::Full, true},
+                        {kernel::KernelVersion::V7_0, PreemptModel::Lazy, true},
+                        {kernel::KernelVersion::V6_12, PreemptModel::Full, true},
+                        {kernel::KernelVersion::V6_12, PreemptModel::None, false},
+                        {kernel::KernelVersion::V6_12, PreemptModel::Voluntary, false}};
+  for (Abi abi : {Abi::Rfc, Abi::Rseq2023}) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(std::string(kernel::slice_ext_abi_name(abi)) + " " + kernel::preempt_name(c.m));
+      kernel::KernelConfig cfg = kernel::default_config(c.v);
+      cfg.slice_ext.abi = abi;
+      cfg.preempt = c.m;
+      Sim s(exact_timers(flat_machine(1)), cfg);
+      const sim::Time t0 = 2 * sim::kNsecPerMsec, us = sim::kNsecPerUsec;
+      sim::Time rt_ran = -1, sys_at = -1, back = -1;
+      kernel::TaskAttr rt = on(0);
+      rt.policy = SCHED_FIFO;
+      rt.rt_priority = 50;
+      s.spawn(rt, [&](user::Thread& t) -> user::Program {
+        co_await t.sleep_until(t0);
+        rt_ran = t.now();
+        co_await t.compute(20 * us);
+        for (;;) co_await t.nanosleep(sim::kNsecPerSec);
+      });
+      kernel::UserWord word;
+      const int a = s.spawn(on(0), [&, abi](user::Thread& t) -> user::Program {
+        user::SliceExtClient ext(abi);
+        co_await ext.init(t);
+        co_await t.compute(t0 - 20 * us - t.now());
+        ext.request(t);
+        co_await t.compute(40 * us);  // the RT wakeup at t0 is granted
+        sys_at = t.now();
+        co_await t.futex_wake(&word, 1);
+        back = t.now();
+        if (ext.release(t)) co_await ext.yield(t);
+        for (;;) co_await t.compute(sim::kNsecPerSec);
+      });
+      s.run(3 * sim::kNsecPerMsec);
+      EXPECT_EQ(s.task(a).slice.nr_granted, 1u);
+      EXPECT_GE(rt_ran, t0 + 20 * us) << "the RT wakeup was deferred by the grant";
+      if (c.preempted) {
+        EXPECT_LT(rt_ran, sys_at + 5 * us) << "preempted at the syscall";
+        EXPECT_GE(back, rt_ran + 20 * us) << "the syscall returned after the RT task ran";
+      } else {
+        EXPECT_GE(rt_ran, back) << "the syscall ran inside the grant";
+      }
+    }
+  }
+}
+
 // RFC: a second request while a grant runs is DENIED (word = 3) and not deferred.
 TEST(SliceExtRfc, ASecondRequestWhileGrantedIsDenied) {
   Sim s(flat_machine(1), config(Abi::Rfc));
