@@ -82,7 +82,9 @@ void slice_ext_timer_fn(sim::Timer* t, sim::Time now);
 void slice_ext_arm_timer(rq* rq, sim::Time expires, task_struct* cookie);
 sim::Time slice_ext_nsec(const KernelImpl* k);
 // copy_from_user / copy_to_user of the rseq area: charges the cost; false if the page is
-// not resident (the access fails in the IRQs-off exit path: the hint is missed).
+// not resident (slice_ext.rseq_miss): the hint is missed, as a _nofault read misses it
+// (Prakash's rseq-based series, 2025). The 2023 prototype's copy_from_user() runs with
+// interrupts enabled and would fault the page in instead; docs/slice-extension.md says so.
 bool rseq_user_access(rq* rq, task_struct* p);
 
 // The hrtick-based skeleton the RFC and the 2023 prototype share (PeterZ's prototype, reused

@@ -15,7 +15,8 @@ namespace kernel {
 namespace {
 
 // rseq_delay_resched(): not twice before the next __schedule(); the bit must be set; the
-// kernel grants by clearing it. A fault (page not resident) means no extension.
+// kernel grants by clearing it. A page not resident (slice_ext.rseq_miss) means no extension
+// here, as with a _nofault read; the prototype's copy_from_user() would fault it in.
 bool proto_delay_resched(rq* rq, task_struct* p) {
   if (!p->slice.user_irq) return false;
   rseq_area* rs = p->user ? p->user->rseq : nullptr;
