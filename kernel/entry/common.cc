@@ -27,13 +27,18 @@ void irqentry_enter(rq* rq, sim::Time now) {
 // extension": schedule() only if the design does not delay it (a grant needs the task to
 // have entered by interrupt: p->slice.user_irq); then exit_to_user_mode_prepare() arms the
 // enforcement timer, which may ask for one more round.
+// A kernel thread (ksoftirqd, a NAPI thread) comes here for its own preemption points, never
+// returning to user mode: the interrupt's return to kernel mode (irqentry_exit_cond_resched())
+// and preempt_enable() / cond_resched() between its rounds test need_resched(), the hard bit
+// alone. Its lazy request waits for the tick to make it hard (sched_tick()).
 void exit_to_user_mode_loop(rq* rq, bool /*from_irq*/) {
   const slice_ext_ops* ext = slice_ext(rq);
   for (;;) {
     // exit_to_user_mode_prepare() enters the work loop only with a work bit set: a reschedule
     // request, or TIF_RSEQ (the rseq event of a task scheduled in).
     bool work = false;
-    while (tif_need_resched_any(rq->curr)) {
+    while (tif_need_resched_any(rq->curr) &&
+           (!rq->curr->kthread_fn || test_tsk_need_resched(rq->curr))) {
       work = true;
       task_struct* p = rq->curr;
       if (!p->is_idle && ext->delay_resched(rq, p)) {

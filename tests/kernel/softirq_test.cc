@@ -118,6 +118,34 @@ TEST(Softirq, MaxSoftirqRestartHandsTheRestToKsoftirqd) {
   EXPECT_EQ(rq.softirq.pending, 0u);
 }
 
+// ksoftirqd is a kernel thread: its preemption points (the interrupt's return to kernel mode,
+// preempt_enable() and cond_resched() between rounds) test the hard bit only. A fair task
+// waking at 2.5 ms while ksoftirqd works through a NET_RX backlog gets the lazy bit under
+// lazy preemption and runs only after the 4 ms tick makes it hard; under full preemption the
+// hard bit takes it in at ksoftirqd's next preemption point, within the current round.
+TEST(Softirq, KsoftirqdLeavesALazyRequestForTheTick) {
+  for (const kernel::PreemptModel m : {kernel::PreemptModel::Lazy, kernel::PreemptModel::Full}) {
+    SCOPED_TRACE(kernel::preempt_name(m));
+    kernel::KernelConfig cfg = softirq_cfg(true);
+    cfg.preempt = m;
+    Sim s(exact_timers(flat_machine(1)), cfg);
+    DeviceIrq irq(s, 0, 1 * kMs, 12 * kMs, 100 * kUs);  // ksoftirqd busy from 2 ms on
+    sim::Time ran = -1;
+    s.spawn(pinned(0), [&](user::Thread& t) -> user::Program {
+      co_await t.sleep_until(2500 * kUs);
+      ran = t.now();
+    });
+    s.run(20 * kMs);
+    ASSERT_GT(ksoftirqd(s, 0)->se.sum_exec_runtime, static_cast<uint64_t>(2 * kMs));
+    if (m == kernel::PreemptModel::Lazy) {
+      EXPECT_GE(ran, 4 * kMs) << "the lazy request waited for the tick";
+      EXPECT_LT(ran, 4 * kMs + 1100 * kUs);
+    } else {
+      EXPECT_LT(ran, 3 * kMs + 100 * kUs);
+    }
+  }
+}
+
 // The time bound: passes restart only while time_before(jiffies, end), end = jiffies +
 // MAX_SOFTIRQ_TIME (2 jiffies at HZ=1000). From 0.5 ms, 400 us passes end at 0.9, 1.3, 1.7
 // and 2.1 ms: the fourth reaches jiffy 2 and the rest goes to ksoftirqd.
