@@ -392,9 +392,11 @@ enum : unsigned {
 // The fair deadline server (6.12+, rq->fair_server, a deferred sched_dl_entity in deadline.c):
 // fair tasks starved by RT get `fair_server_runtime_ns` per `fair_server_period_ns`, at the
 // period's end (zero laxity). What every switch reads comes first, in half a line of rq.
+// Queued as a deadline entity (above RT) while active and not throttled.
 struct dl_server {
   bool active = false;         // dl_server_active(): started, fair tasks are runnable
-  bool defer_running = false;  // dl_defer_running: enqueued as a deadline entity, above RT
+  bool defer_running = false;  // dl_defer_running: runs at once, without waiting for zero laxity
+  bool dl_throttled = false;   // not queued: waits for its timer (zero laxity or replenishment)
   sim::Timer timer;            // dl_se->dl_timer: zero-laxity instant or replenishment
   s64 runtime = 0;             // left in this period (dl_se->runtime)
   u64 deadline = 0;            // end of this period (dl_se->deadline)
