@@ -98,7 +98,8 @@ bool fair_starved(const rq* rq) {
 
 }  // namespace
 
-// dl_server_start(): from enqueue_task_fair() when the first fair task is queued.
+// dl_server_start(): from enqueue_task_fair() when the first fair task is queued (a started
+// server stays so: since 6.17 nothing but its own pick stops it).
 // enqueue_dl_entity(ENQUEUE_WAKEUP) -> update_dl_entity(): the CBS wakeup rule keeps the
 // old deadline and budget only if the deadline is ahead and the budget left fits the
 // bandwidth in the time left; else a new period starts now. A server that was not
@@ -106,9 +107,9 @@ bool fair_starved(const rq* rq) {
 // and keeps running fair tasks above RT. 7.0 ("When [4] D->A is followed by [1] A->B")
 // clears dl_defer_running when a new period starts here.
 void dl_server_start(rq* rq) {
-  if (!server_enabled(rq)) return;
-  const u64 now = static_cast<u64>(rq->k->now());
   dl_server& s = rq->fair_server;
+  if (!server_enabled(rq) || s.active) return;
+  const u64 now = static_cast<u64>(rq->k->now());
   s.active = true;
   if (!s.deadline) {
     replenish_dl_new_period(rq, now);  // the first start: setup_new_dl_entity()
@@ -133,6 +134,18 @@ void dl_server_stop(rq* rq) {
   s.active = false;
   s.dl_throttled = false;
   rq->k->engine()->cancel(&s.timer);
+}
+
+// __pick_task_dl(): the queued server's server_pick_task() found no fair task. 6.12 yields
+// the rest of the period (dl_yielded: throttled until the deadline, no budget left); since
+// 6.17 ("Less agressive dl_server handling", "Fix dl_server behaviour") the server stops.
+void dl_server_pick_none(rq* rq) {
+  dl_server& s = rq->fair_server;
+  if (!s.active) return;  // (stopped by the pick's dequeue of a delayed task)
+  if (!v612(rq->k)) return dl_server_stop(rq);
+  s.runtime = std::min<s64>(s.runtime, 0);
+  s.dl_throttled = true;
+  dl_server_update_defer(rq);
 }
 
 // dl_server_update() -> update_curr_dl_se(): fair execution uses the budget.

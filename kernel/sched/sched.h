@@ -539,6 +539,7 @@ void dl_server_stop(rq* rq);            // no fair task is runnable any more
 void dl_server_update(rq* rq, s64 delta_exec);  // a fair task ran delta_exec ns
 // Arms the server's timer while RT keeps queued fair tasks off the CPU, cancels it else.
 void dl_server_update_defer(rq* rq);
+void dl_server_pick_none(rq* rq);    // the queued server's fair pick found no task
 void dl_server_timer_fn(sim::Timer* t, sim::Time now);
 
 // ---- rt.cc ----

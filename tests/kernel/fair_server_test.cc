@@ -129,3 +129,57 @@ TEST(FairServer, ARunningServerRunsAgainAtItsReplenishment) {
   EXPECT_NEAR(static_cast<double>(fair.between(1975 * kMs, 2100 * kMs)), 50e6, 5e6);
   EXPECT_TRUE(s.k->rq_of(0)->fair_server.defer_running);
 }
+
+// Start and stop. 6.12 stops the server when the last queued fair task leaves
+// (dequeue_entities()); since 6.17 (cccb45d7c429) a started server stays started until it
+// is picked and finds no fair task (__pick_task_dl() -> dl_server_stop()). A fair task that
+// ran 1 ms, then sleeps under a FIFO hog until 700 ms: on 6.12 its wakeup restarts the
+// server, whose 49 ms left overflow the bandwidth in the 300 ms left, so a new period starts
+// and the task runs at 1650 ms; on 6.18 and 7.0 the server, still started, waits for the
+// old period's zero laxity (951 ms), and the woken task runs then.
+TEST(FairServer, SinceSixSeventeenAServerStaysStartedWhileItsFairTasksSleep) {
+  for (const kernel::KernelVersion v : kVersions) {
+    Sim s(flat_machine(1), kernel::default_config(v));
+    sim::Time ran_again = -1;
+    bool active_at_500ms = false;
+    s.spawn(on({0}), [&](user::Thread& t) -> user::Program {
+      co_await t.compute(kMs);
+      co_await t.sleep_until(700 * kMs);
+      co_await t.compute(1000);
+      ran_again = t.now();
+    });
+    s.spawn(on({0}, SCHED_FIFO, 10), hog, 2 * kMs);
+    testing_support::Sampler probe(s, 500 * kMs, [&](sim::Time now) {
+      if (now == 500 * kMs) active_at_500ms = s.k->rq_of(0)->fair_server.active;
+    }, 500 * kMs);
+    s.run(2 * sim::kNsecPerSec);
+    const bool v612 = v == kernel::KernelVersion::V6_12;
+    EXPECT_EQ(active_at_500ms, !v612) << static_cast<int>(v);
+    const sim::Time expected = v612 ? 1650 * kMs : 951 * kMs;
+    EXPECT_GT(ran_again, expected - 5 * kMs) << static_cast<int>(v);
+    EXPECT_LT(ran_again, expected + 10 * kMs) << static_cast<int>(v);
+  }
+}
+
+// Since 6.17 a server that runs (from zero laxity) with no fair task to pick stops at once:
+// a fair task that sleeps for good under a FIFO hog leaves its server started until the
+// zero-laxity instant, where the pick finds nothing and stops it.
+TEST(FairServer, SinceSixSeventeenAServerStopsWhenItsPickFindsNoFairTask) {
+  for (const kernel::KernelVersion v : {kernel::KernelVersion::V6_18, kernel::KernelVersion::V7_0}) {
+    Sim s(flat_machine(1), kernel::default_config(v));
+    s.spawn(on({0}), [&](user::Thread& t) -> user::Program {
+      co_await t.compute(kMs);
+      co_await t.nanosleep(10 * sim::kNsecPerSec);
+    });
+    s.spawn(on({0}, SCHED_FIFO, 10), hog, 2 * kMs);
+    bool active_before = false, active_after = true;
+    testing_support::Sampler probe(s, 100 * kMs, [&](sim::Time now) {
+      if (now == 900 * kMs) active_before = s.k->rq_of(0)->fair_server.active;
+      if (now == 1000 * kMs) active_after = s.k->rq_of(0)->fair_server.active;
+    }, 100 * kMs);
+    s.run(1100 * kMs);
+    EXPECT_TRUE(active_before) << static_cast<int>(v);
+    EXPECT_FALSE(active_after) << static_cast<int>(v);
+    EXPECT_FALSE(s.k->rq_of(0)->fair_server.timer.armed) << static_cast<int>(v);
+  }
+}
