@@ -17,10 +17,16 @@
 //     use a whole budget in the background (back to B).
 // dl_server_stop() dequeues it and cancels its timer but keeps dl_defer_running, so a
 // restart of a server that was running is enqueued at once (update_dl_entity()).
+// Idle time counts as the server's too (6.12, 6.18: dl_server_update_idle_time(); 7.0:
+// dl_server_update_idle(), which leaves a server whose budget idle used up waiting idle,
+// dl_defer_idle, for its timer to stop it). Start and stop follow the kernel version: 6.12
+// starts and stops with the count of queued fair tasks; since 6.17 the server stops only
+// when its pick finds no fair task (dl_server_pick_none()).
 //
 // Simplified: the zero-laxity timer is armed only while RT is current with the server
 // started (the only time its firing changes what runs); Linux arms it whenever the server
-// waits for zero laxity and pushes it forward as fair tasks use the budget.
+// waits for zero laxity and pushes it forward as fair tasks use the budget, so there a
+// started server on an idle CPU stops at its zero-laxity instant (docs/model.md).
 #include <algorithm>
 
 #include "kernel/cpu_exec.h"
@@ -108,6 +114,7 @@ bool fair_starved(const rq* rq) {
 // clears dl_defer_running when a new period starts here.
 void dl_server_start(rq* rq) {
   dl_server& s = rq->fair_server;
+  s.dl_defer_idle = false;
   if (!server_enabled(rq) || s.active) return;
   const u64 now = static_cast<u64>(rq->k->now());
   s.active = true;
@@ -133,6 +140,7 @@ void dl_server_stop(rq* rq) {
   if (!s.active) return;
   s.active = false;
   s.dl_throttled = false;
+  s.dl_defer_idle = false;
   rq->k->engine()->cancel(&s.timer);
 }
 
@@ -148,17 +156,22 @@ void dl_server_pick_none(rq* rq) {
   dl_server_update_defer(rq);
 }
 
-// dl_server_update() -> update_curr_dl_se(): fair execution uses the budget.
-void dl_server_update(rq* rq, s64 delta_exec) {
+namespace {
+// update_curr_dl_se() for the server: `idle` for 7.0's charges of idle time
+// (dl_server_update_idle()). Used up in the background while waiting, the budget starts a
+// new period at once and the server waits for zero laxity again ([2]); by idle time, once,
+// after which the server waits idle (dl_defer_idle, [7]) and its timer stops it ([8]).
+void update_curr_dl_se(rq* rq, s64 delta_exec, bool idle) {
   dl_server& s = rq->fair_server;
   const u64 now = static_cast<u64>(rq->k->now());
+  if (!idle) s.dl_defer_idle = false;
   s.runtime -= delta_exec;
   if (s.runtime > 0) return;
   if (s.dl_throttled) {
-    // Used up in the background while waiting: the server is not needed this period.
-    // Back to the initial state, a new period from now, waiting for zero laxity.
+    if (idle && s.dl_defer_idle) return;
     s.defer_running = false;
     replenish_dl_new_period(rq, now);
+    if (idle) s.dl_defer_idle = true;
     dl_server_update_defer(rq);
     return;
   }
@@ -171,6 +184,34 @@ void dl_server_update(rq* rq, s64 delta_exec) {
   s.dl_throttled = true;
   if (rq->rt.rt_nr_running) resched_curr(rq);
   dl_server_update_defer(rq);
+}
+}  // namespace
+
+// dl_server_update(): fair execution uses the budget.
+void dl_server_update(rq* rq, s64 delta_exec) { update_curr_dl_se(rq, delta_exec, false); }
+
+// 7.0's dl_server_update_idle(), from update_curr_idle() (idle switched out, idle ticks):
+// idle time uses a started server's budget too.
+void dl_server_update_idle(rq* rq, s64 delta_exec) {
+  if (rq->fair_server.active && server_enabled(rq)) update_curr_dl_se(rq, delta_exec, true);
+}
+
+// 6.12 and 6.18's dl_server_update_idle_time(), from put_prev_task_idle() and from
+// enqueue_task_fair() before it starts the server on an empty runqueue: the idle time
+// since `p` (the idle task) last ran counts as the server's time, started or not, so RT
+// is not penalised for time it did not use. The budget stops at 0 and a running server
+// leaves its running state (dl_defer_running).
+void dl_server_update_idle_time(rq* rq, task_struct* p) {
+  dl_server& s = rq->fair_server;
+  if (!server_enabled(rq) || s.runtime < 0) return;  // no need to discount more
+  const s64 delta_exec = static_cast<s64>(rq->clock_task - p->se.exec_start);
+  if (delta_exec < 0) return;
+  s.runtime -= delta_exec;
+  if (s.runtime < 0) {
+    s.defer_running = false;
+    s.runtime = 0;
+  }
+  p->se.exec_start = rq->clock_task;
 }
 
 // The server's timer: the zero-laxity instant while it waits for it (armed only while RT
@@ -202,7 +243,11 @@ void dl_server_timer_fn(sim::Timer* t, sim::Time now) {
   irqentry_enter(rq, now);
   update_rq_clock(rq);
   dl_server& s = rq->fair_server;
-  if (s.active && s.dl_throttled) {
+  // 7.0: the current task's time up to now first (idle time may push the period forward).
+  if (v70(rq->k) && s.active) rq->curr->sched_class->update_curr(rq);
+  if (s.active && s.dl_defer_idle) {
+    dl_server_stop(rq);  // 7.0: idle for a whole period's worth ([8])
+  } else if (s.active && s.dl_throttled) {
     const bool armed = dl_defer_armed(s);
     if (armed && (!fair_starved(rq) || static_cast<u64>(now) < zero_laxity(s))) {
       dl_server_update_defer(rq);

@@ -158,7 +158,11 @@ static void enqueue_task_fair(rq* rq, task_struct* p, int flags) {
   }
   // The fair server starts with the first queued fair task (`!rq_h_nr_queued &&
   // rq->cfs.h_nr_queued`; 6.12's h_nr_running counts delayed tasks as queued too).
-  if (!rq_h_nr_queued && rq->cfs.h_nr_queued) dl_server_start(rq);
+  if (!rq_h_nr_queued && rq->cfs.h_nr_queued) {
+    // Account for idle runtime (6.12, 6.18; 7.0 charges it when idle is switched out).
+    if (!rq->nr_running && !v70(rq->k)) dl_server_update_idle_time(rq, rq->curr);
+    dl_server_start(rq);
+  }
   if (!h_nr_runnable) return;  // (rq->nr_running leaves out delayed tasks here)
   add_nr_running(rq, 1);
   hrtick_update(rq);

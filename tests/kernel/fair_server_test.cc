@@ -183,3 +183,30 @@ TEST(FairServer, SinceSixSeventeenAServerStopsWhenItsPickFindsNoFairTask) {
     EXPECT_FALSE(s.k->rq_of(0)->fair_server.timer.armed) << static_cast<int>(v);
   }
 }
+
+// Idle time counts as the server's time. A fair task ran 1 ms at 0 and sleeps; the CPU is
+// idle until a FIFO hog starts at 900 ms; the task wakes at 905 ms. 6.12 and 6.18 charge the
+// 899 ms of idle when idle is switched out (dl_server_update_idle_time(): the budget down
+// to 0, not below), so the period keeps its deadline (1000 ms) with nothing left: the task
+// runs when it is replenished there. 7.0 charges it to the started server
+// (dl_server_update_idle()), whose budget, used up, starts a new period at 900 ms: the
+// task runs at that period's zero laxity, 1850 ms. Without idle time the server would
+// hold 49 ms: a new period at the wakeup on 6.12 (1855 ms), zero laxity at 951 ms on the
+// others.
+TEST(FairServer, IdleTimeIsChargedToTheServer) {
+  for (const kernel::KernelVersion v : kVersions) {
+    Sim s(flat_machine(1), kernel::default_config(v));
+    sim::Time ran_again = -1;
+    s.spawn(on({0}), [&](user::Thread& t) -> user::Program {
+      co_await t.compute(kMs);
+      co_await t.sleep_until(905 * kMs);
+      co_await t.compute(1000);
+      ran_again = t.now();
+    });
+    s.spawn(on({0}, SCHED_FIFO, 10), hog, 900 * kMs);
+    s.run(2 * sim::kNsecPerSec);
+    const sim::Time expected = v == kernel::KernelVersion::V7_0 ? 1850 * kMs : 1000 * kMs;
+    EXPECT_GT(ran_again, expected - 2 * kMs) << static_cast<int>(v);
+    EXPECT_LT(ran_again, expected + 5 * kMs) << static_cast<int>(v);
+  }
+}
