@@ -177,12 +177,11 @@ void update_curr_dl_se(rq* rq, s64 delta_exec, bool idle) {
   }
   // Running (queued) and out of budget: throttled until the replenishment at the
   // deadline (start_dl_timer()); if that is already past, replenished at once.
-  if (static_cast<s64>(s.deadline - now) <= 0) {
-    replenish_dl_entity(rq, now, false);
-    return;
-  }
-  s.dl_throttled = true;
-  if (rq->rt.rt_nr_running) resched_curr(rq);
+  if (static_cast<s64>(s.deadline - now) <= 0)
+    replenish_dl_entity(rq, now, false);  // (a server not running defers again)
+  else
+    s.dl_throttled = true;
+  if (s.dl_throttled && rq->rt.rt_nr_running) resched_curr(rq);
   dl_server_update_defer(rq);
 }
 }  // namespace
