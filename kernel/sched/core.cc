@@ -406,9 +406,12 @@ static task_struct* pick_next_task(rq* rq, task_struct* prev) {
   if (prev->sched_class->balance) prev->sched_class->balance(rq, prev);
   static const sched_class* const classes[] = {&rt_sched_class, &fair_sched_class,
                                                &idle_sched_class};
-  // The fair deadline server, when it runs (at zero laxity), picks fair tasks before RT.
-  if (rq->fair_server.defer_running)
+  // The fair deadline server, when queued (from zero laxity on), picks fair tasks before RT
+  // (__pick_task_dl() -> server_pick_task()).
+  if (rq->fair_server.active && !rq->fair_server.dl_throttled) {
     if (task_struct* p = fair_sched_class.pick_task(rq)) return put_prev_set_next_task(rq, prev, p);
+    dl_server_pick_none(rq);
+  }
   for (;;) {
     for (const sched_class* c : classes) {
       // About to go idle: pull work first (pick_next_task_fair's sched_balance_newidle()).

@@ -107,6 +107,7 @@ static void hrtick_update(rq* rq) {
 // below it (6.12+, "Propagate min_slice up the cgroup hierarchy").
 static void enqueue_task_fair(rq* rq, task_struct* p, int flags) {
   sched_entity* se = &p->se;
+  const unsigned rq_h_nr_queued = rq->cfs.h_nr_queued;
   // The task's estimate joins the CPU's; a delayed task's left when it was delayed and
   // comes back when it is woken (ENQUEUE_DELAYED).
   if (!se->sched_delayed || (flags & ENQUEUE_DELAYED)) util_est_enqueue(&rq->cfs, p);
@@ -114,8 +115,7 @@ static void enqueue_task_fair(rq* rq, task_struct* p, int flags) {
     requeue_delayed_entity(se);
     if (v612(rq->k) && throttled_hierarchy(cfs_rq_of(se))) return;  // counted at the unthrottle
     add_nr_running(rq, 1);
-    if (rq->cfs.h_nr_runnable == 1) dl_server_start(rq);
-    return;
+    return;  // (still queued: the fair server's count of queued tasks did not change)
   }
   // task_has_idle_policy(); every level above an idle group's runqueue counts the task idle.
   unsigned h_nr_idle = p->policy == SCHED_IDLE;
@@ -156,9 +156,15 @@ static void enqueue_task_fair(rq* rq, task_struct* p, int flags) {
     if (cfs_rq_is_idle(cfs)) h_nr_idle = 1;
     if (cfs->throttled && v612(rq->k)) return hrtick_update(rq);
   }
+  // The fair server starts with the first queued fair task (`!rq_h_nr_queued &&
+  // rq->cfs.h_nr_queued`; 6.12's h_nr_running counts delayed tasks as queued too).
+  if (!rq_h_nr_queued && rq->cfs.h_nr_queued) {
+    // Account for idle runtime (6.12, 6.18; 7.0 charges it when idle is switched out).
+    if (!rq->nr_running && !v70(rq->k)) dl_server_update_idle_time(rq, rq->curr);
+    dl_server_start(rq);
+  }
   if (!h_nr_runnable) return;  // (rq->nr_running leaves out delayed tasks here)
   add_nr_running(rq, 1);
-  if (rq->cfs.h_nr_runnable == 1) dl_server_start(rq);  // the first runnable fair task
   hrtick_update(rq);
 }
 
@@ -176,10 +182,7 @@ bool dequeue_entity(cfs_rq* cfs, sched_entity* se, int flags) {
     if (feat(rq, __SCHED_FEAT_DELAY_DEQUEUE) && delay && !entity_eligible(cfs, se)) {
       update_load_avg(cfs, se, 0);
       set_delayed(se);
-      if (entity_is_task(se)) {
-        sub_nr_running(rq, 1);
-        if (!rq->cfs.h_nr_runnable) dl_server_stop(rq);
-      }
+      if (entity_is_task(se)) sub_nr_running(rq, 1);  // (still queued for the fair server)
       return false;
     }
   }
@@ -215,6 +218,7 @@ static int dequeue_entities(rq* rq, sched_entity* se, int flags) {
   const bool was_sched_idle = sched_idle_rq(rq);
   const bool task_sleep = flags & DEQUEUE_SLEEP;
   const bool task_delayed = flags & DEQUEUE_DELAYED;
+  const unsigned rq_h_nr_queued = rq->cfs.h_nr_queued;
   const unsigned h_nr_runnable = p && !se->sched_delayed ? 1 : 0;
   const unsigned h_nr_queued = p ? 1 : 0;
   unsigned h_nr_idle = p && p->policy == SCHED_IDLE;
@@ -252,7 +256,10 @@ static int dequeue_entities(rq* rq, sched_entity* se, int flags) {
     if (cfs_rq_is_idle(cfs)) h_nr_idle = h_nr_queued;
   }
   if (h_nr_runnable) sub_nr_running(rq, 1);
-  if (!rq->cfs.h_nr_runnable) dl_server_stop(rq);  // the last runnable fair task left
+  // 6.12 stops the fair server when the last queued fair task leaves (a delayed one counts
+  // until its final dequeue). 6.17 (cccb45d7c429) dropped this stop: the server stops when
+  // it is picked and finds no fair task (dl_server_pick_none()).
+  if (v612(rq->k) && rq_h_nr_queued && !rq->cfs.h_nr_queued) dl_server_stop(rq);
   // Balance early to pull higher-priority work onto a CPU left with only SCHED_IDLE tasks.
   if (!was_sched_idle && sched_idle_rq(rq)) rq->next_balance = rq->k->jiffies();
   if (p && task_delayed) p->on_rq = false;         // __block_task()

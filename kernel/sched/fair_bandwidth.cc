@@ -119,7 +119,8 @@ void dequeue_throttled_hierarchy(cfs_rq* cfs) {
     qcfs->h_nr_idle -= idle_delta;
   }
   sub_nr_running(rq, runnable_delta);
-  if (!rq->cfs.h_nr_runnable) dl_server_stop(rq);
+  // Stop the fair server if throttling left no queued fair task (h_nr_running).
+  if (!rq->cfs.h_nr_queued) dl_server_stop(rq);
 }
 
 // 6.12's unthrottle_cfs_rq() body: the group's entity and the ancestors it left empty are
@@ -130,7 +131,7 @@ void enqueue_unthrottled_hierarchy(cfs_rq* cfs) {
   sched_entity* se = cfs->tg->se[static_cast<size_t>(rq->cpu)];
   const unsigned queued_delta = cfs->h_nr_queued, runnable_delta = cfs->h_nr_runnable,
                  idle_delta = cfs->h_nr_idle;
-  const unsigned rq_h_nr_runnable = rq->cfs.h_nr_runnable;
+  const unsigned rq_h_nr_queued = rq->cfs.h_nr_queued;
   for_each_sched_entity(se) {
     cfs_rq* qcfs = cfs_rq_of(se);
     if (se->sched_delayed)  // unfinished DELAY_DEQUEUE business first
@@ -153,8 +154,8 @@ void enqueue_unthrottled_hierarchy(cfs_rq* cfs) {
     if (qcfs->throttled) return;
   }
   add_nr_running(rq, runnable_delta);
-  // Start the fair server if the unthrottle made fair tasks runnable again.
-  if (!rq_h_nr_runnable && rq->cfs.h_nr_runnable) dl_server_start(rq);
+  // Start the fair server if the unthrottle queued fair tasks again.
+  if (!rq_h_nr_queued && rq->cfs.h_nr_queued) dl_server_start(rq);
 }
 
 // throttle_cfs_rq(): one last try at 1 ns from the pool, else onto the group's throttled list

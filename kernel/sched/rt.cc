@@ -347,11 +347,27 @@ static bool dequeue_task_idle(rq*, task_struct*, int) { return true; }
 static void yield_task_idle(rq*) {}
 static void wakeup_preempt_idle(rq* rq, task_struct*, int) { resched_curr(rq); }
 static task_struct* pick_task_idle(rq* rq) { return rq->idle; }
-static void put_prev_task_idle(rq*, task_struct*) {}
-static void set_next_task_idle(rq*, task_struct*, bool) {}
+// update_curr_idle() (7.0, "sched/deadline: Fix dl_server time accounting"): idle time
+// since the idle task last ran or was charged goes to the fair server's budget.
+static void update_curr_idle(rq* rq) {
+  if (rq->k->cfg_.version != KernelVersion::V7_0) return;
+  sched_entity* se = &rq->idle->se;
+  const s64 delta_exec = static_cast<s64>(rq->clock_task - se->exec_start);
+  if (delta_exec <= 0) return;
+  se->exec_start = rq->clock_task;
+  dl_server_update_idle(rq, delta_exec);
+}
+// put_prev_task_idle(): the idle time just ended is the fair server's (6.12, 6.18:
+// dl_server_update_idle_time(); 7.0: update_curr_idle()).
+static void put_prev_task_idle(rq* rq, task_struct* prev) {
+  if (rq->k->cfg_.version == KernelVersion::V7_0)
+    update_curr_idle(rq);
+  else
+    dl_server_update_idle_time(rq, prev);
+}
+static void set_next_task_idle(rq* rq, task_struct* next, bool) { next->se.exec_start = rq->clock_task; }
 static int select_task_rq_idle(KernelImpl*, task_struct*, int prev_cpu, int, int) { return prev_cpu; }
-static void task_tick_idle(rq*, task_struct*, int) {}
-static void update_curr_idle(rq*) {}
+static void task_tick_idle(rq* rq, task_struct*, int) { update_curr_idle(rq); }
 
 const sched_class idle_sched_class = {
     "idle",           enqueue_task_idle,  dequeue_task_idle,  yield_task_idle,

@@ -392,9 +392,12 @@ enum : unsigned {
 // The fair deadline server (6.12+, rq->fair_server, a deferred sched_dl_entity in deadline.c):
 // fair tasks starved by RT get `fair_server_runtime_ns` per `fair_server_period_ns`, at the
 // period's end (zero laxity). What every switch reads comes first, in half a line of rq.
+// Queued as a deadline entity (above RT) while active and not throttled.
 struct dl_server {
   bool active = false;         // dl_server_active(): started, fair tasks are runnable
-  bool defer_running = false;  // dl_defer_running: enqueued as a deadline entity, above RT
+  bool defer_running = false;  // dl_defer_running: runs at once, without waiting for zero laxity
+  bool dl_throttled = false;   // not queued: waits for its timer (zero laxity or replenishment)
+  bool dl_defer_idle = false;  // 7.0: idle used up a waiting budget; the timer stops it
   sim::Timer timer;            // dl_se->dl_timer: zero-laxity instant or replenishment
   s64 runtime = 0;             // left in this period (dl_se->runtime)
   u64 deadline = 0;            // end of this period (dl_se->deadline)
@@ -538,6 +541,9 @@ void dl_server_stop(rq* rq);            // no fair task is runnable any more
 void dl_server_update(rq* rq, s64 delta_exec);  // a fair task ran delta_exec ns
 // Arms the server's timer while RT keeps queued fair tasks off the CPU, cancels it else.
 void dl_server_update_defer(rq* rq);
+void dl_server_pick_none(rq* rq);    // the queued server's fair pick found no task
+void dl_server_update_idle_time(rq* rq, task_struct* p);  // 6.12, 6.18: idle time since p ran
+void dl_server_update_idle(rq* rq, s64 delta_exec);        // 7.0: idle ran delta_exec ns
 void dl_server_timer_fn(sim::Timer* t, sim::Time now);
 
 // ---- rt.cc ----
