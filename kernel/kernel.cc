@@ -12,6 +12,7 @@
 #include "kernel/cpu_exec.h"
 #include "kernel/net/dev.h"
 #include "kernel/net/nic.h"
+#include "kernel/sched/deadline.h"
 #include "kernel/slice_ext.h"
 #include "kernel/softirq.h"
 #include "kernel/task_shared.h"

@@ -27,6 +27,8 @@
 // started (the only time its firing changes what runs); Linux arms it whenever the server
 // waits for zero laxity and pushes it forward as fair tasks use the budget, so there a
 // started server on an idle CPU stops at its zero-laxity instant (docs/model.md).
+#include "kernel/sched/deadline.h"
+
 #include <algorithm>
 
 #include "kernel/cpu_exec.h"

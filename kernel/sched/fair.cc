@@ -9,6 +9,7 @@
 
 #include "kernel/cpu_exec.h"
 #include "kernel/kernel_impl.h"
+#include "kernel/sched/deadline.h"
 #include "kernel/sched/fair_internal.h"
 #include "kernel/sched/pelt.h"
 #include "kernel/sched/sched.h"

@@ -7,6 +7,7 @@
 #include <cassert>
 
 #include "kernel/kernel_impl.h"
+#include "kernel/sched/deadline.h"
 #include "kernel/sched/fair_internal.h"
 #include "kernel/sched/pelt.h"
 #include "kernel/sched/sched.h"

@@ -6,6 +6,7 @@
 
 #include "kernel/cpu_exec.h"
 #include "kernel/kernel_impl.h"
+#include "kernel/sched/deadline.h"
 #include "kernel/sched/sched.h"
 
 namespace kernel {

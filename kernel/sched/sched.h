@@ -535,17 +535,6 @@ void schedule(rq* rq, bool preempt, bool sm_preempt = false);
 void do_sched_yield(rq* rq);
 void sched_tick(rq* rq);
 
-// ---- deadline.cc: the fair deadline server ----
-void dl_server_start(rq* rq);           // the first fair task became runnable
-void dl_server_stop(rq* rq);            // no fair task is runnable any more
-void dl_server_update(rq* rq, s64 delta_exec);  // a fair task ran delta_exec ns
-// Arms the server's timer while RT keeps queued fair tasks off the CPU, cancels it else.
-void dl_server_update_defer(rq* rq);
-void dl_server_pick_none(rq* rq);    // the queued server's fair pick found no task
-void dl_server_update_idle_time(rq* rq, task_struct* p);  // 6.12, 6.18: idle time since p ran
-void dl_server_update_idle(rq* rq, s64 delta_exec);        // 7.0: idle ran delta_exec ns
-void dl_server_timer_fn(sim::Timer* t, sim::Time now);
-
 // ---- rt.cc ----
 // push_rt_tasks(): after a switch to an RT task, push queued RT tasks that cannot run here
 // to CPUs running less important work (the balance callback of set_next_task_rt()).
