@@ -364,6 +364,38 @@ TEST(MmCid, BatchedCallsCostOneBatchEach) {
   EXPECT_LE(st.cpus_visited - st.nr_passes * cpus, static_cast<uint64_t>(cpus));
 }
 
+// do_exit(): exit_signals() drops the thread's mm_cid, then exit_mm() -> mm_release() zeroes
+// the word set_tid_address() named (CLONE_CHILD_CLEARTID) and wakes one waiter: a
+// pthread_join() returns only once the joined thread's cid is gone.
+TEST(MmCid, AJoinerWakesAfterTheExitingThreadDroppedItsId) {
+  for (const Impl& impl : kImpls) {
+    SCOPED_TRACE(impl.name);
+    Sim s(flat_machine(4), config(impl.version, impl.impl));
+    kernel::UserWord tid;
+    tid.value = 1;
+    int weight_at_wake = -1;
+    int64_t woke_at = -1, tid_set_ret = -1;
+    kernel::TaskAttr on0, on1;
+    on0.cpus = {0};
+    on1.cpus = {1};
+    s.spawn(on1, [&](user::Thread& t) -> user::Program {
+      tid_set_ret = co_await t.syscall(kernel::NR_set_tid_address, reinterpret_cast<int64_t>(&tid));
+      co_await t.compute(2 * kMs);
+    });  // then the program ends: exit()
+    s.spawn(on0, [&](user::Thread& t) -> user::Program {
+      for (int64_t v = t.load(&tid); v != 0; v = t.load(&tid)) co_await t.futex_wait(&tid, v);
+      woke_at = t.now();
+      weight_at_wake = kernel::cidmask_weight(s.k->mm_of(s.tgid));
+      co_await t.nanosleep(1 * kMs);
+    });
+    s.run(50 * kMs);
+    EXPECT_GT(tid_set_ret, 0);
+    EXPECT_EQ(tid.value, 0);
+    EXPECT_GT(woke_at, 2 * kMs);
+    EXPECT_EQ(weight_at_wake, 1);  // the joiner's own cid, and no more
+  }
+}
+
 // 6.19 needs no scan: no task work is ever queued and no CPU time goes to compaction.
 TEST(MmCid, OwnerNeedsNoScan) {
   Sim s(flat_machine(4), config(kernel::KernelVersion::V7_0, kernel::MmCid::Default));
