@@ -1,5 +1,5 @@
 // The syscalls the simulated programs use: sched_yield, nanosleep, clock_nanosleep, futex,
-// getpid, setpriority, exit (recvmsg: kernel/net/sock.cc; sendto: kernel/softirq.cc). Mirrors kernel/sched/syscalls.c, kernel/time/hrtimer.c,
+// getpid, setpriority, set_tid_address, exit (recvmsg: kernel/net/sock.cc; sendto: kernel/softirq.cc). Mirrors kernel/sched/syscalls.c, kernel/time/hrtimer.c,
 // kernel/futex/, kernel/sys.c; sched_setattr and sched_getattr (kernel/sched/syscalls.c).
 #include "kernel/syscalls.h"
 
@@ -70,6 +70,21 @@ int64_t sys_clock_nanosleep(rq* rq, task_struct* p, const UserAction& a) {
   return sleep_until(rq, p, t);
 }
 
+// futex_wake(): wakes up to n waiters of w in FIFO order; returns how many.
+int64_t futex_wake(KernelImpl* k, UserWord* w, int64_t nr_wake) {
+  int64_t n = 0;
+  while (n < nr_wake && w->futex_head) {
+    task_struct* t = w->futex_head;
+    w->futex_head = t->futex_next;
+    if (!w->futex_head) w->futex_tail = nullptr;
+    t->futex_next = nullptr;
+    t->futex_word = nullptr;
+    try_to_wake_up(k, t, 0);
+    ++n;
+  }
+  return n;
+}
+
 // futex(word, op, val): FUTEX_WAIT blocks iff *word == val (else -EAGAIN); FUTEX_WAKE wakes
 // up to val waiters in FIFO order and returns how many.
 int64_t sys_futex(rq* rq, task_struct* p, const UserAction& a) {
@@ -87,19 +102,7 @@ int64_t sys_futex(rq* rq, task_struct* p, const UserAction& a) {
     p->__state = TASK_INTERRUPTIBLE;
     return 0;
   }
-  if (a.arg[0] == FUTEX_WAKE) {
-    int64_t n = 0;
-    while (n < a.arg[1] && w->futex_head) {
-      task_struct* t = w->futex_head;
-      w->futex_head = t->futex_next;
-      if (!w->futex_head) w->futex_tail = nullptr;
-      t->futex_next = nullptr;
-      t->futex_word = nullptr;
-      try_to_wake_up(rq->k, t, 0);
-      ++n;
-    }
-    return n;
-  }
+  if (a.arg[0] == FUTEX_WAKE) return futex_wake(rq->k, w, a.arg[1]);
   return -ENOSYS;
 }
 
@@ -251,6 +254,13 @@ int64_t sys_sched_getattr(rq* rq, task_struct* self, const UserAction& a) {
   return 0;
 }
 
+// set_tid_address(tidptr) (kernel/fork.c): arg[0] = the UserWord* that exit clears and wakes
+// (glibc's pthread tid word, which pthread_join() waits on); returns the thread id.
+int64_t sys_set_tid_address(rq*, task_struct* p, const UserAction& a) {
+  p->clear_child_tid = reinterpret_cast<UserWord*>(a.arg[0]);
+  return p->pid;
+}
+
 int64_t sys_exit(rq* rq, task_struct* p, const UserAction&) {
   do_exit(rq, p);
   return 0;
@@ -265,6 +275,7 @@ struct Registrar {
     register_syscall(NR_getpid, sys_getpid);
     register_syscall(NR_setpriority, sys_setpriority);
     register_syscall(NR_exit, sys_exit);
+    register_syscall(NR_set_tid_address, sys_set_tid_address);
     register_syscall(NR_sched_setattr, sys_sched_setattr);
     register_syscall(NR_sched_getattr, sys_sched_getattr);
     register_softirq_syscalls();
@@ -298,6 +309,16 @@ void do_exit(rq* rq, task_struct* p) {
   bool last = true;
   for (const auto& t : rq->k->tasks())
     if (t->tgid == p->tgid && !t->exited) last = false;
+  // exit_mm() -> exit_mm_release() -> mm_release(): with other users of the mm left, the
+  // tid word is zeroed and one waiter woken (CLONE_CHILD_CLEARTID: pthread_join()), after
+  // exit_signals() above dropped the thread's mm_cid.
+  if (UserWord* w = p->clear_child_tid) {
+    p->clear_child_tid = nullptr;
+    if (!last) {
+      rq->k->user_store(w, 0);
+      futex_wake(rq->k, w, 1);
+    }
+  }
   if (last) rq->k->exit_mm(p->tgid);
   schedule(rq, /*preempt=*/false);
   // finish_task_switch() of the switch away from the dead task: put_task_struct_rcu_user().

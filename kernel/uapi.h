@@ -34,6 +34,7 @@ enum : int {
   NR_clone = 56,
   NR_exit = 60,
   NR_futex = 202,
+  NR_set_tid_address = 218,
   NR_execve = 59,
   NR_setpriority = 141,
   NR_prctl = 157,

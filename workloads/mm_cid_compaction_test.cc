@@ -2,7 +2,9 @@
 // latency" (v2 patch 4, tools/testing/selftests/rseq/mm_cid_compaction_test.c). One thread
 // per CPU, each pinned to its own CPU, meets the others at a barrier, then sleeps `period`
 // `runs` times and reads its rseq mm_cid. A thread whose mm_cid is >= N/2 and that wins a
-// trylock becomes the leader; all the others exit. The leader waits for them (pthread_join),
+// trylock becomes the leader; all the others exit. The leader waits for them (pthread_join()
+// of each in creation order: a futex wait on its tid word, which the kernel zeroes and wakes
+// at the thread's exit, in mm_release(), after exit_signals() dropped the thread's mm_cid),
 // then up to `checks` times reads its mm_cid: 0 passes, else it sleeps `period` (after an
 // optional busy loop, the batch v1 variant) and reads again; running out of checks fails.
 // With one CPU the selftest skips (passes); with no thread at or above N/2 there is no
@@ -25,7 +27,7 @@ struct Shared {
   int64_t busy = 0;
   std::unique_ptr<user::Barrier> barrier;
   kernel::UserWord token;   // the leader's trylock
-  kernel::UserWord others;  // threads still to exit: pthread_join() of the leader
+  std::unique_ptr<kernel::UserWord[]> tid;  // per thread: its pthread tid word, 0 once exited
   int elected = 0;          // threads past the election
   int leader_cpu = -1;
   int leader_cid = -1;      // the mm_cid that made it the leader
@@ -36,7 +38,10 @@ struct Shared {
   bool no_rseq = false;     // rseq_mm_cid_available() false
 };
 
-user::Program runner(user::Thread& t, Shared* s) {
+user::Program runner(user::Thread& t, Shared* s, int self) {
+  // The tid word exit clears: glibc's main thread registers it with set_tid_address(),
+  // pthread_create() passes it to clone() (CLONE_CHILD_CLEARTID); one syscall here.
+  co_await t.syscall(kernel::NR_set_tid_address, reinterpret_cast<int64_t>(&s->tid[self]));
   co_await s->barrier->arrive_and_wait(t);
   for (int i = 0; i < s->runs; ++i) co_await t.nanosleep(s->period);
   if (t.rseq() == nullptr) {
@@ -45,19 +50,13 @@ user::Program runner(user::Thread& t, Shared* s) {
   }
   const int cid = static_cast<int>(t.rseq()->mm_cid);
   ++s->elected;
-  if (cid < s->n / 2 || !t.cmpxchg(&s->token, 0, 1)) {
-    // pthread_exit(). The countdown stands for the join's CLONE_CHILD_CLEARTID wake-up,
-    // which the kernel does in mm_release() after exit_signals() dropped the cid; here the
-    // wake comes just before this thread's exit is processed.
-    if (t.fetch_add(&s->others, -1) == 1) co_await t.futex_wake(&s->others, 1);
-    co_return;
-  }
+  if (cid < s->n / 2 || !t.cmpxchg(&s->token, 0, 1)) co_return;  // pthread_exit()
   s->leader_cpu = t.cpu();
   s->leader_cid = cid;
-  for (;;) {
-    const int64_t left = t.load(&s->others);
-    if (left <= 0) break;
-    co_await t.futex_wait(&s->others, left);
+  for (int i = 0; i < s->n; ++i) {  // pthread_join() of every other thread
+    if (i == self) continue;
+    for (int64_t v = t.load(&s->tid[i]); v != 0; v = t.load(&s->tid[i]))
+      co_await t.futex_wait(&s->tid[i], v);
   }
   s->joined_at = t.now();
   for (int i = 0; i < s->checks; ++i) {
@@ -87,14 +86,15 @@ class MmCidCompactionTest : public Workload {
     s_.runs = runs < 0 ? 3 + s_.n / 8 : runs;
     if (s_.n == 1) return "";  // "skipping: needs more than one CPU"
     s_.barrier = std::make_unique<user::Barrier>(s_.n);
-    s_.others.value = s_.n - 1;
+    s_.tid = std::make_unique<kernel::UserWord[]>(static_cast<size_t>(s_.n));
+    for (int i = 0; i < s_.n; ++i) s_.tid[i].value = i + 1;  // CLONE_PARENT_SETTID: the thread id
     tgid_ = k.create_process("mm_cid_compaction_test");
     for (int cpu = 0; cpu < s_.n; ++cpu) {
       kernel::TaskAttr attr;
       attr.comm = "mm_cid_compact";
       attr.cpus = {cpu};
       auto th = std::make_unique<user::Thread>(&k, sim::Rng(seed, cpu));
-      th->start(runner(*th, &s_));
+      th->start(runner(*th, &s_, cpu));
       k.create_thread(tgid_, attr, std::move(th));
     }
     return "";

@@ -2,11 +2,11 @@
 // 16 Jul 2025, 4 patches) on the 6.18 code (mm_cid_lazy.cc):
 //   1/4 prev_sum_exec_runtime for RT and DL: set_next_task_rt() already keeps it here (the
 //       model has no deadline tasks), so the tick can tell how long a task ran unpreempted;
-//   2/4 the compaction runs from rseq_handle_notify_resume(), i.e. on the return to user
-//       space of every task that was switched out (rseq_preempt()), not as task work; the
-//       tick keeps long-running tasks covered: after RSEQ_UNPREEMPTED_THRESHOLD (100 ms) on
-//       the CPU, a due scan sets TIF_NOTIFY_RESUME, else a cid last reset over 100 ms ago is
-//       fetched again;
+//   2/4 the compaction runs from __rseq_handle_notify_resume(), i.e. on the return to user
+//       space of every task with an rseq area that was switched out (rseq_preempt()), not as
+//       task work; the tick keeps long-running tasks covered: after
+//       RSEQ_UNPREEMPTED_THRESHOLD (100 ms) on the CPU, a due scan sets TIF_NOTIFY_RESUME,
+//       else a cid last reset over 100 ms ago is fetched again;
 //   3/4 each call scans one batch of CONFIG_RSEQ_CID_SCAN_BATCH possible CPUs (batch n starts
 //       at the n * BATCH-th); mm_cid_scan_batch says which is next; the 100 ms rate limit
 //       applies only when a pass starts (batch 0); mm_cid_needs_scan() is true while a pass
@@ -29,7 +29,17 @@ unsigned batch_size(const KernelImpl* k) {
   return static_cast<unsigned>(set ? set : std::min(8, k->nr_cpus()));
 }
 
-// mm_cid_needs_scan().
+// rseq_set_notify_resume() and rseq_handle_notify_resume() (include/linux/rseq.h, 6.x) act
+// only for a task with a registered rseq area (t->rseq): a thread that never registered
+// neither gets TIF_NOTIFY_RESUME from rseq nor runs __rseq_handle_notify_resume(), so under
+// v2 it never scans.
+bool has_rseq(const task_struct* t) { return t->user && t->user->rseq; }
+
+void rseq_set_notify_resume(task_struct* t) {
+  if (has_rseq(t)) t->mm_cid.pending |= MM_CID_NOTIFY_RESUME;
+}
+
+// mm_cid_needs_scan(): used by the tick only.
 bool mm_cid_needs_scan(const KernelImpl* k, const mm_struct* mm) {
   const mm_mm_cid& c = mm->cid;
   const unsigned nposs = static_cast<unsigned>(k->nr_cpus());
@@ -68,36 +78,46 @@ void task_mm_cid_scan(rq* rq, task_struct* t) {
 }
 
 // switch_mm_cid() as in 6.18, plus prepare_task_switch()'s rseq_preempt(prev): prev runs
-// rseq_handle_notify_resume() on its next return to user space.
+// rseq_handle_notify_resume() on its next return to user space (if it has an rseq area).
 void batched_switch_mm_cid(rq* rq, task_struct* prev, task_struct* next) {
   lazy_switch_mm_cid(rq, prev, next);
-  if (prev->mm_cid.active) prev->mm_cid.pending |= MM_CID_NOTIFY_RESUME;
+  if (prev->mm_cid.active) rseq_set_notify_resume(prev);
 }
 
-// task_tick_mm_cid() of patch 2/4: only for a task on the CPU for over 100 ms.
+// task_tick_mm_cid() of patch 2/4: only for a task on the CPU for at least 100 ms, and not
+// while TIF_NOTIFY_RESUME is already set (an rseq notification, or task work such as 6.18's
+// throttle_cfs_rq_work(), will run on its return to user space anyway).
 void batched_tick(rq* rq, task_struct* curr) {
-  if (!curr->mm || !curr->mm_cid.active || curr->exited) return;
+  if (!curr->mm || curr->exited || (curr->mm_cid.pending & MM_CID_NOTIFY_RESUME) ||
+      curr->sched_throttle_work)
+    return;
   const uint64_t ran = curr->se.sum_exec_runtime - curr->se.prev_sum_exec_runtime;
-  if (ran <= RSEQ_UNPREEMPTED_THRESHOLD) return;
+  if (ran < RSEQ_UNPREEMPTED_THRESHOLD) return;
   KernelImpl* k = rq->k;
   if (mm_cid_needs_scan(k, curr->mm)) {
-    curr->mm_cid.pending |= MM_CID_NOTIFY_RESUME;  // rseq_set_notify_resume()
+    rseq_set_notify_resume(curr);  // trigger the compaction
     return;
   }
   if (k->jiffies() > curr->mm_cid.last_cid_reset + mm_cid_scan_delay_jiffies(k)) {
+    if (!curr->mm_cid.active) return;
+    // mm_cid_snapshot_time() and mm_cid_put_lazy() then mm_cid_get(): mm_cid_get() stamps
+    // the slot and releases a lazy-put one itself, to the same effect.
     const int cid = mm_cid_get(rq, curr, curr->mm);
     if (cid != curr->mm_cid.cid) {
       curr->mm_cid.cid = curr->mm_cid.last_cid = cid;
-      curr->mm_cid.pending |= MM_CID_NOTIFY_RESUME;
+      rseq_set_notify_resume(curr);  // rseq_preempt()
     }
   }
 }
 
-// rseq_handle_notify_resume() -> task_mm_cid_scan() when one is needed.
+// __rseq_handle_notify_resume() -> task_mm_cid_work() on every notification ("The mm_cid
+// compaction returns prematurely if scan is not needed"): a pass's first batch is limited
+// only by the rate limit (time_before(now, mm_cid_next_scan)), so it starts at jiffies ==
+// mm_cid_next_scan; mm_cid_needs_scan() (time_after) is the tick's test alone.
 void batched_resume_user(rq* rq, task_struct* t) {
   if (!(t->mm_cid.pending & MM_CID_NOTIFY_RESUME)) return;
   t->mm_cid.pending &= static_cast<uint8_t>(~MM_CID_NOTIFY_RESUME);
-  if (t->mm && mm_cid_needs_scan(rq->k, t->mm)) task_mm_cid_scan(rq, t);
+  if (t->mm && has_rseq(t)) task_mm_cid_scan(rq, t);  // rseq_handle_notify_resume(): if (current->rseq)
 }
 
 }  // namespace

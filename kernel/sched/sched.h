@@ -214,6 +214,7 @@ struct alignas(64) task_struct {
   std::string comm;
   task_struct* futex_next = nullptr; // futex wait queue link
   UserWord* futex_word = nullptr;
+  UserWord* clear_child_tid = nullptr;  // set_tid_address(): zeroed and woken in mm_release()
   UserAction pending_syscall;        // valid iff exec == SyscallEntry
   void (*kthread_fn)(rq* rq, task_struct* p) = nullptr;  // exec == Kthread: its loop body
 };

@@ -259,6 +259,95 @@ TEST(MmCid, BatchesResumeWhereTheLastStoppedAndAPassVisitsEveryCpuOnce) {
   EXPECT_EQ(c.scan_batch, 0u);
 }
 
+// v2 calls task_mm_cid_work() from every __rseq_handle_notify_resume(); its rate limit lets a
+// pass start once jiffies reaches mm_cid_next_scan (time_before(now, old_scan) returns), not
+// one jiffy later (mm_cid_needs_scan()'s time_after is the tick's test only).
+TEST(MmCid, BatchedPassStartsAtTheJiffyTheScanIsDue) {
+  const int cpus = 16, batch = 8;
+  Sim s(flat_machine(cpus), config(kernel::KernelVersion::V6_18, kernel::MmCid::Batched, batch));
+  const int pid = s.spawn({}, [](user::Thread& t) -> user::Program {
+    co_await t.compute(1 * kMs);
+    co_await t.nanosleep(10 * sim::kNsecPerSec);
+  });
+  s.run(200 * kMs);
+  kernel::task_struct* p = const_cast<kernel::task_struct*>(&s.task(pid));
+  kernel::rq* rq = s.k->rq_of(p->cpu);
+  kernel::mm_mm_cid& c = p->mm->cid;
+  ASSERT_EQ(c.stats.nr_scan_calls, 0u);
+  c.next_scan = s.k->jiffies();  // due this very jiffy
+  p->mm_cid.pending |= kernel::MM_CID_NOTIFY_RESUME;
+  s.k->mm_cid_ops->resume_user(rq, p);
+  EXPECT_EQ(c.stats.nr_scan_calls, 1u);
+  EXPECT_EQ(c.scan_batch, 1u);
+  EXPECT_EQ(c.next_scan, s.k->jiffies() + 25);  // HZ 250: msecs_to_jiffies(100)
+}
+
+// The same in a running system: threads that switch all the time start a one-batch pass
+// every 100 ms (25 jiffies at HZ 250), at jiffies 25, 50, ..., 250: ten in 1010 ms. A pass
+// a jiffy late each time (every 26) would make nine.
+TEST(MmCid, BatchedPassesComeEvery100MsWhenThreadsSwitchOften) {
+  const int cpus = 4;
+  Sim s(flat_machine(cpus), config(kernel::KernelVersion::V6_18, kernel::MmCid::Batched, cpus));
+  for (int i = 0; i < 6; ++i) s.spawn({}, churn);
+  s.run(1010 * kMs);
+  const kernel::mm_cid_stats& st = s.k->mm_of(s.tgid)->cid.stats;
+  EXPECT_EQ(st.nr_passes, 10u);
+  EXPECT_EQ(st.nr_scan_calls, 10u);
+}
+
+// rseq_set_notify_resume() and rseq_handle_notify_resume() act only if the task registered an
+// rseq area (t->rseq), and v2 scans from __rseq_handle_notify_resume(): a process whose threads
+// never registered is never compacted. The original scan is task work, which has no such
+// condition.
+TEST(MmCid, BatchedScanNeedsARegisteredRseqArea) {
+  for (kernel::MmCid impl : {kernel::MmCid::Batched, kernel::MmCid::Lazy}) {
+    kernel::KernelConfig cfg = config(kernel::KernelVersion::V6_18, impl, 4);
+    cfg.slice_ext.rseq_registered = false;
+    Sim s(flat_machine(4), cfg);
+    for (int i = 0; i < 6; ++i) s.spawn({}, churn);
+    s.run(1000 * kMs);
+    const kernel::mm_struct* mm = s.k->mm_of(s.tgid);
+    if (impl == kernel::MmCid::Batched) {
+      EXPECT_EQ(mm->cid.stats.nr_scan_calls, 0u);
+      for (const auto& t : s.k->tasks()) {
+        if (t->tgid != s.tgid) continue;
+        EXPECT_EQ(t->mm_cid.pending & kernel::MM_CID_NOTIFY_RESUME, 0);
+      }
+    } else {
+      EXPECT_GE(mm->cid.stats.nr_scan_calls, 8u);
+    }
+  }
+}
+
+// task_tick_mm_cid() of v2 2/4 returns while TIF_NOTIFY_RESUME is set and for a task that ran
+// less than RSEQ_UNPREEMPTED_THRESHOLD: exactly 100 ms unpreempted is enough.
+TEST(MmCid, BatchedTickActsFrom100MsUnpreemptedAndNotWhileANotificationIsPending) {
+  Sim s(flat_machine(4), config(kernel::KernelVersion::V6_18, kernel::MmCid::Batched, 4));
+  const int pid = s.spawn({}, [](user::Thread& t) -> user::Program {
+    co_await t.compute(1 * kMs);
+    co_await t.nanosleep(10 * sim::kNsecPerSec);
+  });
+  s.run(400 * kMs);
+  kernel::task_struct* p = const_cast<kernel::task_struct*>(&s.task(pid));
+  kernel::rq* rq = s.k->rq_of(p->cpu);
+  kernel::mm_mm_cid& c = p->mm->cid;
+  p->se.prev_sum_exec_runtime = p->se.sum_exec_runtime - 100 * kMs;
+  // A scan is due (time_after(jiffies, mm_cid_next_scan)): the tick asks for it.
+  c.next_scan = s.k->jiffies() - 1;
+  p->mm_cid.pending = 0;
+  s.k->mm_cid_ops->tick(rq, p);
+  EXPECT_NE(p->mm_cid.pending & kernel::MM_CID_NOTIFY_RESUME, 0);
+  // No scan due and the cid last fetched long ago: the tick would fetch it again, but not
+  // while a notification is pending.
+  c.next_scan = s.k->jiffies() + 25;
+  p->mm_cid.last_cid_reset = 0;
+  s.k->mm_cid_ops->tick(rq, p);
+  EXPECT_EQ(p->mm_cid.last_cid_reset, 0u);
+  p->mm_cid.pending = 0;
+  s.k->mm_cid_ops->tick(rq, p);
+  EXPECT_EQ(p->mm_cid.last_cid_reset, s.k->jiffies());
+}
+
 // In a running system the batched scan's calls each cost at most one batch, and the passes add
 // up to whole passes over the CPUs.
 TEST(MmCid, BatchedCallsCostOneBatchEach) {
@@ -273,6 +362,38 @@ TEST(MmCid, BatchedCallsCostOneBatchEach) {
   EXPECT_EQ(st.scan_ns_max, batch * cost);
   EXPECT_EQ(st.cpus_visited, st.nr_scan_calls * batch);
   EXPECT_LE(st.cpus_visited - st.nr_passes * cpus, static_cast<uint64_t>(cpus));
+}
+
+// do_exit(): exit_signals() drops the thread's mm_cid, then exit_mm() -> mm_release() zeroes
+// the word set_tid_address() named (CLONE_CHILD_CLEARTID) and wakes one waiter: a
+// pthread_join() returns only once the joined thread's cid is gone.
+TEST(MmCid, AJoinerWakesAfterTheExitingThreadDroppedItsId) {
+  for (const Impl& impl : kImpls) {
+    SCOPED_TRACE(impl.name);
+    Sim s(flat_machine(4), config(impl.version, impl.impl));
+    kernel::UserWord tid;
+    tid.value = 1;
+    int weight_at_wake = -1;
+    int64_t woke_at = -1, tid_set_ret = -1;
+    kernel::TaskAttr on0, on1;
+    on0.cpus = {0};
+    on1.cpus = {1};
+    s.spawn(on1, [&](user::Thread& t) -> user::Program {
+      tid_set_ret = co_await t.syscall(kernel::NR_set_tid_address, reinterpret_cast<int64_t>(&tid));
+      co_await t.compute(2 * kMs);
+    });  // then the program ends: exit()
+    s.spawn(on0, [&](user::Thread& t) -> user::Program {
+      for (int64_t v = t.load(&tid); v != 0; v = t.load(&tid)) co_await t.futex_wait(&tid, v);
+      woke_at = t.now();
+      weight_at_wake = kernel::cidmask_weight(s.k->mm_of(s.tgid));
+      co_await t.nanosleep(1 * kMs);
+    });
+    s.run(50 * kMs);
+    EXPECT_GT(tid_set_ret, 0);
+    EXPECT_EQ(tid.value, 0);
+    EXPECT_GT(woke_at, 2 * kMs);
+    EXPECT_EQ(weight_at_wake, 1);  // the joiner's own cid, and no more
+  }
 }
 
 // 6.19 needs no scan: no task work is ever queued and no CPU time goes to compaction.

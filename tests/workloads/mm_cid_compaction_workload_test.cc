@@ -44,12 +44,24 @@ TEST(WorkloadMmCidCompactionTest, PassesOnTheOwnershipModelAtTheFirstCheck) {
   EXPECT_EQ(metric(r, "time_to_cid0_ms"), 0);
 }
 
+// pthread_join() returns once the kernel zeroed and woke the tid word, in do_exit() ->
+// exit_mm() -> mm_release(), after exit_signals() dropped the thread's cid: the leader never
+// runs past the join while a joined thread still holds an ID. With a slow syscall exit path
+// (200 us), a thread that woke the leader itself before exiting would still be a user of the
+// mm at the leader's switch-in, and 6.19 would give the leader 0 only a period later.
+TEST(WorkloadMmCidCompactionTest, TheJoinReturnsOnlyAfterTheOthersDroppedTheirIds) {
+  const report::Results r = run({"kernel=7.0", "mm_cid=owner", "machine.syscall_exit_ns=200000"});
+  EXPECT_EQ(metric(r, "pass"), 1);
+  EXPECT_EQ(metric(r, "checks"), 1);
+  EXPECT_EQ(metric(r, "time_to_cid0_ms"), 0);
+}
+
 // The batched series scans from rseq_handle_notify_resume() after every switch: the leader's
 // own wake-ups run it. The exiting threads freed their cids (sched_mm_cid_exit_signals), so
 // the first pass after they are gone finds weight 1 and clears the leader's cid 3; the
 // leader is current then, so the cid is freed at its switch-out and it gets 0 at the next
-// switch-in, one period later. A pass starts only once jiffies is after mm_cid_next_scan (100
-// ms after the previous one), which here puts the 0 at the fifth check, 200 ms after the join.
+// switch-in, one period later. A pass starts once jiffies reaches mm_cid_next_scan (100 ms
+// after the previous one), which here puts the 0 at the third check, 100 ms after the join.
 TEST(WorkloadMmCidCompactionTest, PassesWithTheBatchedScanRunAtReturnToUser) {
   for (const char* batch : {"mm_cid.scan_batch=1", "mm_cid.scan_batch=4"}) {
     const report::Results r = run({"kernel=6.18", "mm_cid=batched", batch});
