@@ -139,7 +139,9 @@ void report_lock_metrics(const kernel::KernelStats& ks, int tgid, sim::Time dura
 
 // Takes `lock` asking for an extension first, so a preemption right after the exchange is
 // covered; a lost attempt withdraws the request (yielding if it had been granted) and spins
-// without one, as real/'s SliceSpinLock does. The caller releases the request after unlocking.
+// without one, as real/'s SliceSpinLock::lock() does (which, unlike the client here, counts a
+// withdrawn request only if the kernel answered it). The caller releases the request after
+// unlocking.
 user::Task<> lock_extended(user::Thread& t, user::SpinLock* lock, user::SliceExtClient* ext) {
   for (;;) {
     ext->request(t);
