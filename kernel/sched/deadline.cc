@@ -131,7 +131,10 @@ void dl_server_start(rq* rq) {
   // enqueue_dl_entity(): throttled, it waits for its timer if the instant is ahead; else
   // it is enqueued now (start_dl_timer() fails, the defer flags are cleared).
   if (s.dl_throttled && static_cast<s64>(zero_laxity(s) - now) <= 0) s.dl_throttled = false;
-  if (!s.dl_throttled && rq->curr->sched_class == &rt_sched_class) resched_curr(rq);
+  // `if (!dl_task(rq->curr) || dl_entity_preempt(dl_se, &rq->curr->dl)) resched_curr()`,
+  // whatever the server's state: with no deadline tasks here, always. An RT task current
+  // there is rescheduled (by IPI from another CPU) and picked again while the server waits.
+  resched_curr(rq);
   dl_server_update_defer(rq);
 }
 

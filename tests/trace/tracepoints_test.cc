@@ -219,3 +219,42 @@ TEST(Tracepoints, TheOnlyOverloadedCpuSendsNoRtPushIpiWhenItsPriorityDrops) {
   EXPECT_GT(timer, 20);
   EXPECT_EQ(other, 0);
 }
+
+// dl_server_start() reschedules the current task unless it is a deadline task with an earlier
+// deadline: a fair task woken from CPU 0 onto CPU 1, where a FIFO hog runs and no fair task is
+// queued, starts CPU 1's fair server, and the hog gets a reschedule IPI (and is picked again:
+// the server waits for zero laxity). 6.12: the fair task's sleep stopped the server (since
+// 6.17 a started server stays so until its own pick finds nothing).
+TEST(Tracepoints, AFairWakeupThatStartsTheServerReschedulesTheRtTask) {
+  Sim s(exact_timers(flat_machine(2)), kernel::default_config(kernel::KernelVersion::V6_12));
+  Recorder rec;
+  s.k->set_trace_sink(&rec);
+  kernel::TaskAttr rt;
+  rt.comm = "rt";
+  rt.policy = SCHED_FIFO;
+  rt.rt_priority = 50;
+  rt.cpus = {1};
+  kernel::UserWord word;
+  const int fair = s.spawn(pinned(1), [&](user::Thread& t) -> user::Program {
+    while (t.load(&word) == 0) co_await t.futex_wait(&word, 0);
+  });
+  s.spawn(rt, [](user::Thread& t) -> user::Program {
+    co_await t.sleep_until(1 * kMs);  // the fair task sleeps on CPU 1 before the hog runs
+    for (;;) co_await t.compute(1000 * kMs);
+  });
+  s.spawn(pinned(0), [&](user::Thread& t) -> user::Program {
+    co_await t.compute(2 * kMs);
+    t.store(&word, 1);
+    co_await t.futex_wake(&word, 1);
+  });
+  s.run(10 * kMs);
+  ASSERT_EQ(s.task(fair).se.sum_exec_runtime < 1 * kMs, true);  // starved: the hog holds CPU 1
+  int ipis = 0;
+  for (const auto& r : rec.of(TraceEvent::irq_handler_entry))
+    if (r.cpu == 1 && r.ts > 2 * kMs && r.irq != kernel::kIrqLocalTimer) ++ipis;
+  EXPECT_EQ(ipis, 1);
+  int switches = 0;
+  for (const auto& r : rec.of(TraceEvent::sched_switch))
+    if (r.cpu == 1 && r.ts > 2 * kMs) ++switches;
+  EXPECT_EQ(switches, 0) << "the hog is picked again";
+}
