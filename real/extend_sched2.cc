@@ -28,6 +28,18 @@ struct alignas(64) Object {
 // the window ends when its time is up even if no thread that could set the flag runs.
 constexpr uint32_t kClockEvery = 64;
 
+// One turn of the original's spin loops, its rmb(): lfence on x86 (a few cycles, where PAUSE
+// takes over a hundred and hands the core to the SMT sibling); arm64's rmb() is `dsb ld`.
+inline void spin_rmb() {
+#if defined(__x86_64__) || defined(__i386__)
+  __asm__ __volatile__("lfence" ::: "memory");
+#elif defined(__aarch64__)
+  __asm__ __volatile__("dsb ld" ::: "memory");
+#else
+  std::atomic_thread_fence(std::memory_order_acquire);
+#endif
+}
+
 // Spins until the lock looks free, then asks for an extension before trying to take it, so a
 // preemption right after the exchange is covered. False if the run ended meanwhile.
 bool grab_lock(Object* obj, ThreadStats* st, Window* w) {
@@ -35,7 +47,7 @@ bool grab_lock(Object* obj, ThreadStats* st, Window* w) {
     for (uint32_t turn = 1; obj->lock.load(std::memory_order_relaxed) != 0; ++turn) {
       if (obj->done.load(std::memory_order_relaxed)) return false;
       if (turn % kClockEvery == 0 && w->over(now_ns())) return false;
-      cpu_relax();
+      spin_rmb();
     }
     slice_request();
     uint32_t expected = 0;
@@ -79,7 +91,7 @@ void worker(const Params* p, Object* obj, ThreadStats* st, Window* w) {
                             !obj->done.load(std::memory_order_relaxed);
          ++turn) {
       if (turn % kClockEvery == 0 && w->over(now_ns())) break;
-      cpu_relax();
+      spin_rmb();
     }
   }
   // Threads of this object still spinning stop at their next turn.
