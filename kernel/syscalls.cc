@@ -1,6 +1,7 @@
 // The syscalls the simulated programs use: sched_yield, nanosleep, clock_nanosleep, futex,
-// getpid, setpriority, set_tid_address, exit (recvmsg: kernel/net/sock.cc; sendto: kernel/softirq.cc). Mirrors kernel/sched/syscalls.c, kernel/time/hrtimer.c,
-// kernel/futex/, kernel/sys.c; sched_setattr and sched_getattr (kernel/sched/syscalls.c).
+// getpid, setpriority, set_tid_address, exit (recvmsg: kernel/net/sock.cc; sendto:
+// kernel/softirq.cc). Mirrors kernel/sched/syscalls.c, kernel/time/hrtimer.c, kernel/futex/,
+// kernel/sys.c, kernel/fork.c; sched_setattr and sched_getattr (kernel/sched/syscalls.c).
 #include "kernel/syscalls.h"
 
 #include <algorithm>
