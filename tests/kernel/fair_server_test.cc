@@ -9,6 +9,7 @@
 
 using testing_support::Sim;
 using testing_support::flat_machine;
+using testing_support::on;
 
 namespace {
 constexpr sim::Time kMs = sim::kNsecPerMsec;
@@ -20,13 +21,6 @@ user::Program hog(user::Thread& t) {
   for (;;) co_await t.compute(1000000000);
 }
 
-kernel::TaskAttr on(std::vector<int> cpus, int policy = SCHED_NORMAL, int rt_priority = 0) {
-  kernel::TaskAttr a;
-  a.policy = policy;
-  a.rt_priority = rt_priority;
-  a.cpus = std::move(cpus);
-  return a;
-}
 
 // CPU time a fair task that computes in 1 ms steps got between `from` and `to`. The
 // server's budget is checked at ticks (4 ms at HZ=250), so a window may run a few ms over.
@@ -38,6 +32,44 @@ struct Progress {
     return n * kMs;
   }
 };
+
+// A fair task on CPU 0 that runs 1 ms steps for ever, recording when each ends.
+int spawn_stepper(Sim& s, Progress* fair) {
+  return s.spawn(on({0}), [fair](user::Thread& t) -> user::Program {
+    for (;;) {
+      co_await t.compute(kMs);
+      fair->steps.push_back(t.now());
+    }
+  });
+}
+
+// A fair task on CPU 0 that runs 1 ms, sleeps until `at`, then notes in `*ran_again` when
+// its next microsecond of work ended.
+void spawn_napper(Sim& s, sim::Time at, sim::Time* ran_again) {
+  s.spawn(on({0}), [at, ran_again](user::Thread& t) -> user::Program {
+    co_await t.compute(kMs);
+    co_await t.sleep_until(at);
+    co_await t.compute(1000);
+    *ran_again = t.now();
+  });
+}
+
+// On every version: a fair stepper alone until a FIFO hog takes CPU 0 at `hog_at`; the
+// stepper makes no progress in (`quiet_from`, `relief_at`] and gets the server's 50 ms in
+// (`relief_at`, `end`].
+void expect_first_relief(sim::Time hog_at, sim::Time quiet_from, sim::Time relief_at,
+                         sim::Time end) {
+  for (const kernel::KernelVersion v : kVersions) {
+    Sim s(flat_machine(1), kernel::default_config(v));
+    Progress fair;
+    spawn_stepper(s, &fair);
+    s.spawn(on({0}, SCHED_FIFO, 50), hog, hog_at);
+    s.run(end);
+    EXPECT_EQ(fair.between(quiet_from, relief_at), 0) << static_cast<int>(v);
+    EXPECT_NEAR(static_cast<double>(fair.between(relief_at, end)), 50e6, 5e6)
+        << static_cast<int>(v);
+  }
+}
 }  // namespace
 
 // dl_server_stop() keeps dl_defer_running: a server that runs because RT starves fair tasks
@@ -71,21 +103,7 @@ TEST(FairServer, AServerStoppedWhileRunningRunsAtOnceWhenRestarted) {
 // 30 ms of the first period before a FIFO hog took its CPU gets 50 ms at zero laxity
 // (980 ms), not the 20 ms left.
 TEST(FairServer, AtZeroLaxityTheServerGetsAFullBudgetForANewPeriod) {
-  for (const kernel::KernelVersion v : kVersions) {
-    Sim s(flat_machine(1), kernel::default_config(v));
-    Progress fair;
-    s.spawn(on({0}), [&fair](user::Thread& t) -> user::Program {
-      for (;;) {
-        co_await t.compute(kMs);
-        fair.steps.push_back(t.now());
-      }
-    });
-    s.spawn(on({0}, SCHED_FIFO, 50), hog, 30 * kMs);
-    s.run(1200 * kMs);
-    EXPECT_EQ(fair.between(100 * kMs, 970 * kMs), 0) << static_cast<int>(v);
-    EXPECT_NEAR(static_cast<double>(fair.between(970 * kMs, 1200 * kMs)), 50e6, 5e6)
-        << static_cast<int>(v);
-  }
+  expect_first_relief(30 * kMs, 100 * kMs, 970 * kMs, 1200 * kMs);
 }
 
 // update_curr_dl_se(): fair tasks that use up the whole budget in the background, while
@@ -93,21 +111,7 @@ TEST(FairServer, AtZeroLaxityTheServerGetsAFullBudgetForANewPeriod) {
 // for 600 ms has a period that began at 600 ms when a FIFO hog takes its CPU: its first
 // relief is at that period's zero laxity, 1550 ms, not after the first 1 s period ended.
 TEST(FairServer, ABudgetUsedUpInTheBackgroundStartsANewPeriodAtOnce) {
-  for (const kernel::KernelVersion v : kVersions) {
-    Sim s(flat_machine(1), kernel::default_config(v));
-    Progress fair;
-    s.spawn(on({0}), [&fair](user::Thread& t) -> user::Program {
-      for (;;) {
-        co_await t.compute(kMs);
-        fair.steps.push_back(t.now());
-      }
-    });
-    s.spawn(on({0}, SCHED_FIFO, 50), hog, 600 * kMs);
-    s.run(1700 * kMs);
-    EXPECT_EQ(fair.between(610 * kMs, 1540 * kMs), 0) << static_cast<int>(v);
-    EXPECT_NEAR(static_cast<double>(fair.between(1540 * kMs, 1700 * kMs)), 50e6, 5e6)
-        << static_cast<int>(v);
-  }
+  expect_first_relief(600 * kMs, 610 * kMs, 1540 * kMs, 1700 * kMs);
 }
 
 // Once it ran, the server stays running (dl_defer_running) through later periods: out of
@@ -116,12 +120,7 @@ TEST(FairServer, ABudgetUsedUpInTheBackgroundStartsANewPeriodAtOnce) {
 TEST(FairServer, ARunningServerRunsAgainAtItsReplenishment) {
   Sim s(flat_machine(1));
   Progress fair;
-  s.spawn(on({0}), [&fair](user::Thread& t) -> user::Program {
-    for (;;) {
-      co_await t.compute(kMs);
-      fair.steps.push_back(t.now());
-    }
-  });
+  spawn_stepper(s, &fair);
   s.spawn(on({0}, SCHED_FIFO, 50), hog, 30 * kMs);
   s.run(2100 * kMs);
   // Zero laxity at 980 ms: a new period to 1980 ms; replenished then, it runs at once.
@@ -142,12 +141,7 @@ TEST(FairServer, SinceSixSeventeenAServerStaysStartedWhileItsFairTasksSleep) {
     Sim s(flat_machine(1), kernel::default_config(v));
     sim::Time ran_again = -1;
     bool active_at_500ms = false;
-    s.spawn(on({0}), [&](user::Thread& t) -> user::Program {
-      co_await t.compute(kMs);
-      co_await t.sleep_until(700 * kMs);
-      co_await t.compute(1000);
-      ran_again = t.now();
-    });
+    spawn_napper(s, 700 * kMs, &ran_again);
     s.spawn(on({0}, SCHED_FIFO, 10), hog, 2 * kMs);
     testing_support::Sampler probe(s, 500 * kMs, [&](sim::Time now) {
       if (now == 500 * kMs) active_at_500ms = s.k->rq_of(0)->fair_server.active;
@@ -197,12 +191,7 @@ TEST(FairServer, IdleTimeIsChargedToTheServer) {
   for (const kernel::KernelVersion v : kVersions) {
     Sim s(flat_machine(1), kernel::default_config(v));
     sim::Time ran_again = -1;
-    s.spawn(on({0}), [&](user::Thread& t) -> user::Program {
-      co_await t.compute(kMs);
-      co_await t.sleep_until(905 * kMs);
-      co_await t.compute(1000);
-      ran_again = t.now();
-    });
+    spawn_napper(s, 905 * kMs, &ran_again);
     s.spawn(on({0}, SCHED_FIFO, 10), hog, 900 * kMs);
     s.run(2 * sim::kNsecPerSec);
     const sim::Time expected = v == kernel::KernelVersion::V7_0 ? 1850 * kMs : 1000 * kMs;

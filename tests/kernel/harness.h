@@ -254,4 +254,13 @@ inline void check_invariants(const kernel::KernelImpl& k, sim::Time elapsed) {
   EXPECT_EQ(task_run, busy);
 }
 
+// A task of `policy` (SCHED_NORMAL, SCHED_FIFO, SCHED_RR) allowed on `cpus`.
+inline kernel::TaskAttr on(std::vector<int> cpus, int policy = SCHED_NORMAL, int rt_priority = 0) {
+  kernel::TaskAttr a;
+  a.policy = policy;
+  a.rt_priority = rt_priority;
+  a.cpus = std::move(cpus);
+  return a;
+}
+
 }  // namespace testing_support

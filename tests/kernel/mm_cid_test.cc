@@ -63,6 +63,22 @@ std::vector<uint32_t> running_cids(const Sim& s) {
   return out;
 }
 
+// One thread that ran 1 ms and then sleeps, after `settle` of the run: the task and its rq,
+// for tests that call the scan's hooks by hand.
+struct Sleeper {
+  kernel::task_struct* p;
+  kernel::rq* rq;
+};
+Sleeper spawn_sleeper(Sim& s, sim::Time settle) {
+  const int pid = s.spawn({}, [](user::Thread& t) -> user::Program {
+    co_await t.compute(1 * kMs);
+    co_await t.nanosleep(10 * sim::kNsecPerSec);
+  });
+  s.run(settle);
+  kernel::task_struct* p = const_cast<kernel::task_struct*>(&s.task(pid));
+  return {p, s.k->rq_of(p->cpu)};
+}
+
 }  // namespace
 
 // No two threads of a process running at once have the same ID, and every ID is below the
@@ -210,13 +226,7 @@ TEST(MmCid, TheScanRunsAtMostOncePer100Ms) {
 // The same rule, call by call: a second call within the 100 ms finds the scan not due.
 TEST(MmCid, ASecondScanWithinTheDelayReturnsAtOnce) {
   Sim s(flat_machine(4), config(kernel::KernelVersion::V6_18, kernel::MmCid::Lazy));
-  const int pid = s.spawn({}, [](user::Thread& t) -> user::Program {
-    co_await t.compute(1 * kMs);
-    co_await t.nanosleep(10 * sim::kNsecPerSec);
-  });
-  s.run(200 * kMs);
-  kernel::task_struct* p = const_cast<kernel::task_struct*>(&s.task(pid));
-  kernel::rq* rq = s.k->rq_of(p->cpu);
+  const auto [p, rq] = spawn_sleeper(s, 200 * kMs);
   const kernel::mm_cid_stats& st = p->mm->cid.stats;
   const uint64_t before = st.nr_scan_calls;
   for (int i = 0; i < 2; ++i) {
@@ -233,13 +243,7 @@ TEST(MmCid, ASecondScanWithinTheDelayReturnsAtOnce) {
 TEST(MmCid, BatchesResumeWhereTheLastStoppedAndAPassVisitsEveryCpuOnce) {
   const int cpus = 16, batch = 6;  // batches of 6, 6, 4
   Sim s(flat_machine(cpus), config(kernel::KernelVersion::V6_18, kernel::MmCid::Batched, batch));
-  const int pid = s.spawn({}, [](user::Thread& t) -> user::Program {
-    co_await t.compute(1 * kMs);
-    co_await t.nanosleep(10 * sim::kNsecPerSec);
-  });
-  s.run(200 * kMs);
-  kernel::task_struct* p = const_cast<kernel::task_struct*>(&s.task(pid));
-  kernel::rq* rq = s.k->rq_of(p->cpu);
+  const auto [p, rq] = spawn_sleeper(s, 200 * kMs);
   kernel::mm_mm_cid& c = p->mm->cid;
   ASSERT_EQ(c.stats.nr_scan_calls, 0u);
   auto call = [&] {
@@ -265,13 +269,7 @@ TEST(MmCid, BatchesResumeWhereTheLastStoppedAndAPassVisitsEveryCpuOnce) {
 TEST(MmCid, BatchedPassStartsAtTheJiffyTheScanIsDue) {
   const int cpus = 16, batch = 8;
   Sim s(flat_machine(cpus), config(kernel::KernelVersion::V6_18, kernel::MmCid::Batched, batch));
-  const int pid = s.spawn({}, [](user::Thread& t) -> user::Program {
-    co_await t.compute(1 * kMs);
-    co_await t.nanosleep(10 * sim::kNsecPerSec);
-  });
-  s.run(200 * kMs);
-  kernel::task_struct* p = const_cast<kernel::task_struct*>(&s.task(pid));
-  kernel::rq* rq = s.k->rq_of(p->cpu);
+  const auto [p, rq] = spawn_sleeper(s, 200 * kMs);
   kernel::mm_mm_cid& c = p->mm->cid;
   ASSERT_EQ(c.stats.nr_scan_calls, 0u);
   c.next_scan = s.k->jiffies();  // due this very jiffy
@@ -323,13 +321,7 @@ TEST(MmCid, BatchedScanNeedsARegisteredRseqArea) {
 // less than RSEQ_UNPREEMPTED_THRESHOLD: exactly 100 ms unpreempted is enough.
 TEST(MmCid, BatchedTickActsFrom100MsUnpreemptedAndNotWhileANotificationIsPending) {
   Sim s(flat_machine(4), config(kernel::KernelVersion::V6_18, kernel::MmCid::Batched, 4));
-  const int pid = s.spawn({}, [](user::Thread& t) -> user::Program {
-    co_await t.compute(1 * kMs);
-    co_await t.nanosleep(10 * sim::kNsecPerSec);
-  });
-  s.run(400 * kMs);
-  kernel::task_struct* p = const_cast<kernel::task_struct*>(&s.task(pid));
-  kernel::rq* rq = s.k->rq_of(p->cpu);
+  const auto [p, rq] = spawn_sleeper(s, 400 * kMs);
   kernel::mm_mm_cid& c = p->mm->cid;
   p->se.prev_sum_exec_runtime = p->se.sum_exec_runtime - 100 * kMs;
   // A scan is due (time_after(jiffies, mm_cid_next_scan)): the tick asks for it.

@@ -8,6 +8,7 @@
 
 using testing_support::Sim;
 using testing_support::flat_machine;
+using testing_support::on;
 
 namespace {
 user::Program hog(user::Thread& t) {
@@ -24,14 +25,6 @@ user::Program periodic(user::Thread& t, int64_t period, sim::Histogram* lat) {
   }
 }
 
-// A task of `policy` (SCHED_NORMAL, SCHED_FIFO, SCHED_RR) allowed on `cpus`.
-kernel::TaskAttr on(std::vector<int> cpus, int policy = SCHED_NORMAL, int rt_priority = 0) {
-  kernel::TaskAttr a;
-  a.policy = policy;
-  a.rt_priority = rt_priority;
-  a.cpus = std::move(cpus);
-  return a;
-}
 }  // namespace
 
 TEST(Rt, AFifoThreadWakingOnAHogsCpuRunsWithinInterruptAndSwitchCost) {
