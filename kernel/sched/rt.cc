@@ -297,13 +297,13 @@ void rto_push_irq_work_func(rq* rq) {
 }
 
 // pull_rt_task(): this rq's priority dropped. Nothing to do when no CPU but this one is
-// overloaded. With RT_PUSH_IPI (the default) the overloaded CPUs push to it, one IPI after another. Else take the most important pushable task of any
-// overloaded CPU that is more important than what would run here and is not about to run
-// where it is.
+// overloaded. With RT_PUSH_IPI (the default) the overloaded CPUs push to it, one IPI after
+// another. Else take the most important pushable task of any overloaded CPU that is more
+// important than what would run here and is not about to run where it is.
 static void pull_rt_task(rq* this_rq) {
   KernelImpl* k = this_rq->k;
   if (!k->rto_count) return;
-  if (k->rto_count == 1 && this_rq->rt.overloaded) return;  // the only overloaded CPU is this one
+  if (k->rto_count == 1 && this_rq->rt.overloaded) return;  // only this CPU is overloaded
   if (k->cfg_.feat(__SCHED_FEAT_RT_PUSH_IPI)) {
     tell_cpu_to_push(this_rq);
     return;
