@@ -100,14 +100,7 @@ bool available_idle_cpu(KernelImpl* k, int cpu) {
   return v.idle();
 }
 
-unsigned nr_running_with_delayed(const rq* rq) {
-  return rq->nr_running + (rq->cfs.h_nr_queued - rq->cfs.h_nr_runnable);
-}
-
-bool sched_idle_rq(const rq* rq) {
-  const unsigned nr_running = nr_running_with_delayed(rq);
-  return nr_running && nr_running == rq->cfs.h_nr_idle;
-}
+bool sched_idle_rq(const rq* rq) { return rq->nr_running && rq->nr_running == rq->cfs.h_nr_idle; }
 
 bool sched_idle_cpu(KernelImpl* k, int cpu) { return sched_idle_rq(k->rq_of(cpu)); }
 

@@ -2,7 +2,7 @@
 // EEVDF, mirroring kernel/sched/fair.c of v6.12, v6.18, v7.0 ("queueing methods" onwards):
 // enqueue/dequeue with delayed dequeue, pick/put/set_next, yield, wakeup preemption, nice
 // changes and the tick. EEVDF itself is in fair_eevdf.cc, PELT's hooks in fair_pelt.cc,
-// wakeup CPU selection in fair_wakeup.cc, load balancing in fair_lb_stats.cc,
+// wakeup CPU selection and wakeup preemption in fair_wakeup.cc, load balancing in fair_lb_stats.cc,
 // fair_balance.cc and fair_idle_balance.cc.
 #include <algorithm>
 #include <cassert>
@@ -18,8 +18,6 @@
 namespace kernel {
 
 static void update_curr_fair(rq* rq) { update_curr(cfs_rq_of(&rq->curr->se)); }
-
-static void set_next_buddy(sched_entity* se);
 
 // se_update_runnable(): a group entity's runnable weight is its runqueue's runnable tasks.
 static inline void se_update_runnable(sched_entity* se) {
@@ -43,22 +41,29 @@ void enqueue_entity(cfs_rq* cfs, sched_entity* se, int flags) {
   if (cfs->nr_queued == 1 && cfs->runtime_enabled) check_enqueue_throttle(cfs);
 }
 
-// set_delayed() / clear_delayed(): a delayed task stays queued but is not runnable, at every
-// level of the hierarchy.
+// set_delayed() / clear_delayed(): a delayed task stays queued (and in rq->nr_running) but
+// is not runnable, at every level of the hierarchy (6.12: up to a throttled runqueue, whose
+// tasks the levels above stopped counting when it was throttled).
 static void set_delayed(sched_entity* se) {
   se->sched_delayed = true;
   if (!entity_is_task(se)) return;
-  for_each_sched_entity(se) cfs_rq_of(se)->h_nr_runnable--;
+  rq* rq = rq_of(cfs_rq_of(se));
+  for_each_sched_entity(se) {
+    cfs_rq_of(se)->h_nr_runnable--;
+    if (v612(rq->k) && cfs_rq_of(se)->throttled) break;
+  }
+  lb_view_update(rq);
 }
 
 static void clear_delayed(sched_entity* se) {
   se->sched_delayed = false;
   if (!entity_is_task(se)) return;
-  const bool v6_12 = v612(rq_of(cfs_rq_of(se))->k);
+  rq* rq = rq_of(cfs_rq_of(se));
   for_each_sched_entity(se) {
     cfs_rq_of(se)->h_nr_runnable++;
-    if (v6_12 && cfs_rq_of(se)->throttled) break;  // 6.12: not above a throttled runqueue
+    if (v612(rq->k) && cfs_rq_of(se)->throttled) break;
   }
+  lb_view_update(rq);
 }
 
 // requeue_delayed_entity(): a delayed (still queued) entity is woken in place: a task, or
@@ -107,16 +112,17 @@ static void hrtick_update(rq* rq) {
 // A group entity serves its runqueue's shortest request: it takes the smallest slice queued
 // below it (6.12+, "Propagate min_slice up the cgroup hierarchy").
 static void enqueue_task_fair(rq* rq, task_struct* p, int flags) {
+  if (p->throttled && enqueue_throttled_task(p)) return;
   sched_entity* se = &p->se;
   const unsigned rq_h_nr_queued = rq->cfs.h_nr_queued;
   // The task's estimate joins the CPU's; a delayed task's left when it was delayed and
   // comes back when it is woken (ENQUEUE_DELAYED).
   if (!se->sched_delayed || (flags & ENQUEUE_DELAYED)) util_est_enqueue(&rq->cfs, p);
   if (flags & ENQUEUE_DELAYED) {
+    // Still queued: rq->nr_running and the fair server's count of queued tasks counted it
+    // all along.
     requeue_delayed_entity(se);
-    if (v612(rq->k) && throttled_hierarchy(cfs_rq_of(se))) return;  // counted at the unthrottle
-    add_nr_running(rq, 1);
-    return;  // (still queued: the fair server's count of queued tasks did not change)
+    return;
   }
   // task_has_idle_policy(); every level above an idle group's runqueue counts the task idle.
   unsigned h_nr_idle = p->policy == SCHED_IDLE;
@@ -164,8 +170,7 @@ static void enqueue_task_fair(rq* rq, task_struct* p, int flags) {
     if (!rq->nr_running && !v70(rq->k)) dl_server_update_idle_time(rq, rq->curr);
     dl_server_start(rq);
   }
-  if (!h_nr_runnable) return;  // (rq->nr_running leaves out delayed tasks here)
-  add_nr_running(rq, 1);
+  add_nr_running(rq, 1);  // a queued task counts whether runnable or delayed
   hrtick_update(rq);
 }
 
@@ -182,8 +187,7 @@ bool dequeue_entity(cfs_rq* cfs, sched_entity* se, int flags) {
     const bool delay = sleep && !(flags & DEQUEUE_SPECIAL);
     if (feat(rq, __SCHED_FEAT_DELAY_DEQUEUE) && delay && !entity_eligible(cfs, se)) {
       update_load_avg(cfs, se, 0);
-      set_delayed(se);
-      if (entity_is_task(se)) sub_nr_running(rq, 1);  // (still queued for the fair server)
+      set_delayed(se);  // (still counted in rq->nr_running until its final dequeue)
       return false;
     }
   }
@@ -214,7 +218,16 @@ bool dequeue_entity(cfs_rq* cfs, sched_entity* se, int flags) {
 // A group entity's own dequeue (picked while delayed) counts no task. A task sleeping
 // within a group that stays queued makes that group the next buddy, so the next pick
 // likely stays in the group (cheaper put/set of the hierarchy).
-static int dequeue_entities(rq* rq, sched_entity* se, int flags) {
+// 6.12's dequeue_entities() ends at a throttled runqueue ("end evaluation on encountering a
+// throttled cfs_rq") and returns 0: the task is dequeued, and nothing above the runqueue, the
+// rq's count included, changes. (Linux then also skips the fix-up of a delayed task's final
+// dequeue; the model does it, so the task does not stay on_rq.)
+static int dequeue_throttled(task_struct* p, bool task_delayed) {
+  if (p && task_delayed) p->on_rq = false;  // __block_task()
+  return 0;
+}
+
+int dequeue_entities(rq* rq, sched_entity* se, int flags) {
   task_struct* p = entity_is_task(se) ? task_of(se) : nullptr;
   const bool was_sched_idle = sched_idle_rq(rq);
   const bool task_sleep = flags & DEQUEUE_SLEEP;
@@ -235,6 +248,9 @@ static int dequeue_entities(rq* rq, sched_entity* se, int flags) {
     cfs->h_nr_queued -= h_nr_queued;
     cfs->h_nr_idle -= h_nr_idle;
     if (cfs_rq_is_idle(cfs)) h_nr_idle = h_nr_queued;
+    // 6.12: the levels above a throttled runqueue (and rq->nr_running) stopped counting its
+    // tasks when it was throttled.
+    if (v612(rq->k) && cfs->throttled) return dequeue_throttled(p, task_delayed);
     if (cfs->load) {  // the parent has other entities besides us: it stays queued
       slice = cfs_rq_min_slice(cfs);
       se = parent_entity(se);
@@ -255,8 +271,9 @@ static int dequeue_entities(rq* rq, sched_entity* se, int flags) {
     cfs->h_nr_queued -= h_nr_queued;
     cfs->h_nr_idle -= h_nr_idle;
     if (cfs_rq_is_idle(cfs)) h_nr_idle = h_nr_queued;
+    if (v612(rq->k) && cfs->throttled) return dequeue_throttled(p, task_delayed);
   }
-  if (h_nr_runnable) sub_nr_running(rq, 1);
+  sub_nr_running(rq, h_nr_queued);
   // 6.12 stops the fair server when the last queued fair task leaves (a delayed one counts
   // until its final dequeue). 6.17 (cccb45d7c429) dropped this stop: the server stops when
   // it is picked and finds no fair task (dl_server_pick_none()).
@@ -268,6 +285,10 @@ static int dequeue_entities(rq* rq, sched_entity* se, int flags) {
 }
 
 static bool dequeue_task_fair(rq* rq, task_struct* p, int flags) {
+  if (p->throttled) {  // 6.18+: already off its runqueue
+    dequeue_throttled_task(p, flags);
+    return true;
+  }
   if (!p->se.sched_delayed) util_est_dequeue(&rq->cfs, p);
   util_est_update(&rq->cfs, p, flags & DEQUEUE_SLEEP);
   if (dequeue_entities(rq, &p->se, flags) < 0) return false;
@@ -376,8 +397,8 @@ static void set_next_task_fair(rq* rq, task_struct* p, bool first) {
 // yield_task_fair(): 6.12 pushes the deadline one slice out; 6.18+ forfeits the rest of
 // the request (vruntime = deadline) when eligible, then asks for a new one.
 static void yield_task_fair(rq* rq) {
-  // rq->nr_running == 1 in Linux, whose count includes delayed entities.
-  if (nr_running_with_delayed(rq) == 1) return;
+  // (rq->nr_running counts delayed entities too.)
+  if (rq->nr_running == 1) return;
   sched_entity* se = &rq->curr->se;
   cfs_rq* cfs = cfs_rq_of(se);
   clear_buddies(cfs, se);
@@ -390,119 +411,6 @@ static void yield_task_fair(rq* rq) {
     se->vruntime = se->deadline;
     se->deadline += calc_delta_fair(se->slice, se);
   }
-}
-
-// find_matching_se(): walk the waker's and the wakee's entities up to the level where they
-// are queued on the same cfs_rq, where EEVDF can compare them.
-static void find_matching_se(sched_entity** se, sched_entity** pse) {
-  int se_depth = (*se)->depth, pse_depth = (*pse)->depth;
-  for (; se_depth > pse_depth; --se_depth) *se = parent_entity(*se);
-  for (; pse_depth > se_depth; --pse_depth) *pse = parent_entity(*pse);
-  while (cfs_rq_of(*se) != cfs_rq_of(*pse)) {
-    *se = parent_entity(*se);
-    *pse = parent_entity(*pse);
-  }
-}
-
-// set_next_buddy(): the wakee, and its group entities up to the root, become their
-// runqueues' next buddy; never a SCHED_IDLE entity.
-static void set_next_buddy(sched_entity* se) {
-  for_each_sched_entity(se) {
-    if (!se->on_rq || se_is_idle(se)) return;  // (not above a throttled runqueue)
-    cfs_rq_of(se)->next = se;
-  }
-}
-
-// 7.0 preempt_sync(): a WF_SYNC wakee that becomes the buddy preempts only if its deadline
-// is earlier and curr has run at least the migration cost since it was last charged (Linux
-// quarters the threshold for WF_RQ_SELECTED wakeups, which the model does not flag).
-static bool preempt_sync(rq* rq, sched_entity* pse, sched_entity* se) {
-  const s64 delta = std::max<s64>(0, static_cast<s64>(rq->clock - se->exec_start));
-  return entity_before(pse, se) && delta >= rq->k->cfg_.migration_cost_ns;
-}
-
-// wakeup_preempt_fair() (7.0; check_preempt_wakeup_fair() before 6.19): preempt only if the
-// wakee is the eligible entity with the earliest deadline once curr's protection is honoured.
-static void wakeup_preempt_fair(rq* rq, task_struct* p, int wake_flags) {
-  task_struct* curr = rq->curr;
-  sched_entity* se = &curr->se;
-  sched_entity* pse = &p->se;
-  cfs_rq* cfs = nullptr;
-  KernelImpl* k = rq->k;
-  bool protect = true;  // preempt_action != PREEMPT_WAKEUP_SHORT
-  if (se == pse) return;
-  // 6.12: a wakee below a throttled runqueue cannot run (no buddy, no update_curr()). 6.18+
-  // throttles a task only on its way back to user mode, so a wakee there runs until then.
-  if (v612(k) && throttled_hierarchy(cfs_rq_of(pse))) return;
-  // 6.12, 6.18: any non-fork wakeup of a task that is not delayed becomes the next buddy.
-  if (!v70(k) && feat(rq, __SCHED_FEAT_NEXT_BUDDY) && !(wake_flags & WF_FORK) &&
-      !pse->sched_delayed)
-    set_next_buddy(pse);
-  if (test_tsk_need_resched(curr)) return;
-  if (!feat(rq, __SCHED_FEAT_WAKEUP_PREEMPTION)) return;
-  find_matching_se(&se, &pse);
-  const bool curr_idle = se_is_idle(se), p_idle = se_is_idle(pse);
-  if (curr_idle && !p_idle) {
-    cancel_protect_slice(se, k);
-    goto preempt;
-  }
-  if (curr_idle != p_idle) return;
-  if (p->policy != SCHED_NORMAL) return;  // BATCH and IDLE wakees do not preempt
-  cfs = cfs_rq_of(se);
-  update_curr(cfs);
-  if (v612(k)) {
-    // do_preempt_short(): a shorter-slice wakee cancels RUN_TO_PARITY.
-    if (feat(rq, __SCHED_FEAT_PREEMPT_SHORT) && pse->slice < se->slice &&
-        entity_eligible(cfs, pse) && (entity_before(pse, se) || !entity_eligible(cfs, se)))
-      cancel_protect_slice(se, k);
-    if (pick_eevdf(cfs, true) == pse) goto preempt;
-    return;
-  }
-  // A shorter-slice wakee (PREEMPT_WAKEUP_SHORT): the pick ignores curr's protection, and
-  // comes before the fork and delayed checks (7.0 goes straight to its `pick:` label).
-  if (feat(rq, __SCHED_FEAT_PREEMPT_SHORT) && pse->slice < se->slice) {
-    protect = false;
-    goto pick;
-  }
-  if (v70(k) && ((wake_flags & WF_FORK) || pse->sched_delayed)) return;
-  // 7.0 set_preempt_buddy(): the wakee becomes the buddy unless the present one has an
-  // earlier deadline; a new buddy woken WF_SYNC preempts or not by preempt_sync() alone.
-  if (v70(k) && feat(rq, __SCHED_FEAT_NEXT_BUDDY) && !(cfs->next && entity_before(cfs->next, pse))) {
-    set_next_buddy(pse);
-    if (wake_flags & WF_SYNC) {
-      if (preempt_sync(rq, pse, se)) goto preempt;
-      return;
-    }
-  }
-pick:
-  // The releases ask a bare __pick_eevdf(), which a delayed entity (eligible, earliest
-  // deadline) can win. With wakeup_pick_next_entity the pick is pick_next_entity()'s, as in
-  // 7.0.y and 6.18.y (ac8e69e69363): a picked delayed entity has its dequeue finished and
-  // the pick is made again, while the cfs_rq still has entities (9f6d929ee2c6: the wakee
-  // itself may have been the delayed one, when attach_task() moved it). Each round dequeues
-  // one entity, so the loop ends.
-  for (;;) {
-    sched_entity* nse = pick_eevdf(cfs, protect);
-    if (k->cfg_.wakeup_pick_next_entity && nse && nse->sched_delayed) {
-      dequeue_entities(rq, nse, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
-      if (cfs->nr_queued) continue;
-      break;
-    }
-    if (nse == pse) {
-      if (!protect) cancel_protect_slice(se, k);
-      goto preempt;
-    }
-    break;
-  }
-  // RUN_TO_PARITY: curr's protection shrinks to the shortest queued slice; 6.18 does this
-  // after a shorter-slice wakee's pick only.
-  if (feat(rq, __SCHED_FEAT_RUN_TO_PARITY) && (v70(k) || !protect)) update_protect_slice(cfs, se);
-  return;
-preempt:
-  if (v612(k))
-    resched_curr(rq);
-  else
-    resched_curr_lazy(rq);
 }
 
 // reweight_task_fair(): set_load_weight(p, true) for a fair task.

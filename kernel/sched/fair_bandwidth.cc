@@ -119,7 +119,7 @@ void dequeue_throttled_hierarchy(cfs_rq* cfs) {
     qcfs->h_nr_runnable -= runnable_delta;
     qcfs->h_nr_idle -= idle_delta;
   }
-  sub_nr_running(rq, runnable_delta);
+  sub_nr_running(rq, queued_delta);  // delayed tasks included
   // Stop the fair server if throttling left no queued fair task (h_nr_running).
   if (!rq->cfs.h_nr_queued) dl_server_stop(rq);
 }
@@ -154,7 +154,7 @@ void enqueue_unthrottled_hierarchy(cfs_rq* cfs) {
     qcfs->h_nr_idle += idle_delta;
     if (qcfs->throttled) return;
   }
-  add_nr_running(rq, runnable_delta);
+  add_nr_running(rq, queued_delta);
   // Start the fair server if the unthrottle queued fair tasks again.
   if (!rq_h_nr_queued && rq->cfs.h_nr_queued) dl_server_start(rq);
 }
@@ -197,10 +197,13 @@ void unthrottle_cfs_rq(cfs_rq* cfs) {
   walk_tg_tree_from(k, cfs->tg, [rq, cpu, task_based](task_group* tg) {
     cfs_rq* c = tg->cfs_rq[cpu];
     if (--c->throttle_count || !task_based) return;
-    // Re-enqueue the tasks throttled at this level (the list is reused: no allocation).
-    for (task_struct* p : c->throttled_limbo_list) {
-      p->throttled = false;
-      fair_sched_class.enqueue_task(rq, p, ENQUEUE_WAKEUP);
+    // Re-enqueue the tasks throttled at this level (the list is reused: no allocation), from
+    // the list's head: Linux adds each task at the head (list_add()), so the last one
+    // throttled is enqueued first.
+    auto& limbo = c->throttled_limbo_list;
+    for (auto it = limbo.rbegin(); it != limbo.rend(); ++it) {
+      (*it)->throttled = false;
+      fair_sched_class.enqueue_task(rq, *it, ENQUEUE_WAKEUP);
     }
     c->throttled_limbo_list.clear();
   });
@@ -307,6 +310,32 @@ void task_throttle_setup_work(task_struct* p) {
   p->sched_throttle_work = true;
 }
 
+// dequeue_throttled_task(): the task leaves the limbo list; one migrating takes its load off
+// the runqueue it leaves (detach_task_cfs_rq()). (Linux also takes a throttled task that
+// blocks, DEQUEUE_SLEEP; one here does not run until its unthrottle.)
+void dequeue_throttled_task(task_struct* p, int flags) {
+  auto& limbo = cfs_rq_of(&p->se)->throttled_limbo_list;
+  limbo.erase(std::find(limbo.begin(), limbo.end(), p));
+  if (flags & DEQUEUE_SLEEP) {
+    p->throttled = false;
+    return;
+  }
+  if (p->on_rq_migrating) detach_entity_cfs_rq(&p->se);
+}
+
+// enqueue_throttled_task(): back onto the limbo list when its runqueue (perhaps on another
+// CPU now) is in a throttled hierarchy and it is not the CPU's current task; otherwise no
+// longer throttled and enqueued as any task.
+bool enqueue_throttled_task(task_struct* p) {
+  cfs_rq* cfs = cfs_rq_of(&p->se);
+  if (throttled_hierarchy(cfs) && rq_of(cfs)->curr != p) {
+    cfs->throttled_limbo_list.push_back(p);  // list_add(): the head is the vector's back
+    return true;
+  }
+  p->throttled = false;
+  return false;
+}
+
 void throttle_cfs_rq_work(rq* rq, task_struct* p) {
   p->sched_throttle_work = false;
   if (p->sched_class != &fair_sched_class || p->exec == ExecKind::Dead) return;
@@ -314,7 +343,7 @@ void throttle_cfs_rq_work(rq* rq, task_struct* p) {
   if (!cfs->throttle_count) return;  // replenished meanwhile, or moved off the hierarchy
   update_rq_clock(rq);
   fair_sched_class.dequeue_task(rq, p, DEQUEUE_SLEEP | DEQUEUE_SPECIAL);
-  cfs->throttled_limbo_list.push_back(p);
+  cfs->throttled_limbo_list.push_back(p);  // list_add(): the head is the vector's back
   p->throttled = true;
   // The throttled time runs from the first task throttled below the throttled runqueue.
   cfs_rq* top = cfs;

@@ -45,12 +45,23 @@ u64 cfs_rq_min_slice(cfs_rq* cfs);
 // ---- fair.cc ----
 void enqueue_entity(cfs_rq* cfs, sched_entity* se, int flags);
 bool dequeue_entity(cfs_rq* cfs, sched_entity* se, int flags);
+// dequeue_entities(): a task's entity, or a group's, and the levels above it left empty.
+// Returns -1 if DELAY_DEQUEUE keeps a sleeping task queued.
+int dequeue_entities(rq* rq, sched_entity* se, int flags);
+
+// ---- fair_wakeup.cc ----
+void set_next_buddy(sched_entity* se);
+void wakeup_preempt_fair(rq* rq, task_struct* p, int wake_flags);
 
 // ---- fair_bandwidth.cc (CONFIG_CFS_BANDWIDTH; callers test cfs->runtime_enabled first) ----
 void account_cfs_rq_runtime(cfs_rq* cfs, u64 delta_exec);
 bool check_cfs_rq_runtime(cfs_rq* cfs);
 void check_enqueue_throttle(cfs_rq* cfs);
 void task_throttle_setup_work(task_struct* p);
+// 6.18+: a throttled task (in its runqueue's limbo list, p->throttled) dequeued or enqueued
+// again by a nice, policy, affinity or group change.
+void dequeue_throttled_task(task_struct* p, int flags);
+bool enqueue_throttled_task(task_struct* p);
 inline bool throttled_hierarchy(const cfs_rq* cfs) { return cfs->throttle_count; }
 
 // ---- fair_pelt.cc ----
@@ -63,6 +74,9 @@ void dequeue_load_avg(cfs_rq* cfs, sched_entity* se);
 // attach_entity_cfs_rq(): se joins its runqueue's sums outside an enqueue (a new group's
 // entity, online_fair_sched_group()), the change propagated up the hierarchy.
 void attach_entity_cfs_rq(sched_entity* se);
+// detach_entity_cfs_rq(): se leaves its runqueue's sums outside a dequeue (a throttled task
+// migrating off its runqueue), the change propagated up the hierarchy.
+void detach_entity_cfs_rq(sched_entity* se);
 void util_est_enqueue(cfs_rq* cfs, task_struct* p);
 void util_est_dequeue(cfs_rq* cfs, task_struct* p);
 void util_est_update(cfs_rq* cfs, task_struct* p, bool task_sleep);

@@ -267,6 +267,16 @@ void attach_entity_cfs_rq(sched_entity* se) {
   lb_view_update_pelt(rq_of(cfs));
 }
 
+void detach_entity_cfs_rq(sched_entity* se) {
+  if (!se->avg.last_update_time) return;  // never attached (a new task not yet woken)
+  cfs_rq* cfs = cfs_rq_of(se);
+  update_load_avg(cfs, se, 0);
+  detach_entity_load_avg(cfs, se);
+  update_tg_load_avg(cfs);
+  propagate_entity_cfs_rq(se);
+  lb_view_update_pelt(rq_of(cfs));
+}
+
 // ---- util_est (fair.c): a task's utilisation remembered across its sleeps ----
 
 constexpr unsigned UTIL_EST_WEIGHT_SHIFT = 2;

@@ -1,6 +1,7 @@
 // Wakeup and fork CPU selection of the fair class: select_task_rq_fair(), wake_affine(),
 // select_idle_sibling() and the fork slow path sched_balance_find_dst_cpu(); fair.c's part
 // between "select_task_rq_fair" and the load balancer. Loads and utilisation are PELT's.
+// Then wakeup preemption: whether the wakee preempts the task running where it is queued.
 #include <algorithm>
 #include <cassert>
 #include <climits>
@@ -8,6 +9,7 @@
 #include "kernel/cpu_exec.h"
 #include "kernel/kernel_impl.h"
 #include "kernel/sched/fair_balance.h"
+#include "kernel/sched/fair_internal.h"
 #include "kernel/sched/pelt.h"
 #include "kernel/sched/sched.h"
 
@@ -334,6 +336,121 @@ int select_task_rq_fair(KernelImpl* k, task_struct* p, int prev_cpu, int wake_fl
     }
   }
   return select_idle_sibling(k, p, prev_cpu, new_cpu);
+}
+
+// ---- Wakeup preemption (fair.c's check_preempt_wakeup_fair() / wakeup_preempt_fair()) ----
+
+// find_matching_se(): walk the waker's and the wakee's entities up to the level where they
+// are queued on the same cfs_rq, where EEVDF can compare them.
+static void find_matching_se(sched_entity** se, sched_entity** pse) {
+  int se_depth = (*se)->depth, pse_depth = (*pse)->depth;
+  for (; se_depth > pse_depth; --se_depth) *se = parent_entity(*se);
+  for (; pse_depth > se_depth; --pse_depth) *pse = parent_entity(*pse);
+  while (cfs_rq_of(*se) != cfs_rq_of(*pse)) {
+    *se = parent_entity(*se);
+    *pse = parent_entity(*pse);
+  }
+}
+
+// set_next_buddy(): the wakee, and its group entities up to the root, become their
+// runqueues' next buddy; never a SCHED_IDLE entity.
+void set_next_buddy(sched_entity* se) {
+  for_each_sched_entity(se) {
+    if (!se->on_rq || se_is_idle(se)) return;  // (not above a throttled runqueue)
+    cfs_rq_of(se)->next = se;
+  }
+}
+
+// 7.0 preempt_sync(): a WF_SYNC wakee that becomes the buddy preempts only if its deadline
+// is earlier and curr has run at least the migration cost since it was last charged (Linux
+// quarters the threshold for WF_RQ_SELECTED wakeups, which the model does not flag).
+static bool preempt_sync(rq* rq, sched_entity* pse, sched_entity* se) {
+  const s64 delta = std::max<s64>(0, static_cast<s64>(rq->clock - se->exec_start));
+  return entity_before(pse, se) && delta >= rq->k->cfg_.migration_cost_ns;
+}
+
+// wakeup_preempt_fair() (7.0; check_preempt_wakeup_fair() before 6.19): preempt only if the
+// wakee is the eligible entity with the earliest deadline once curr's protection is honoured.
+void wakeup_preempt_fair(rq* rq, task_struct* p, int wake_flags) {
+  task_struct* curr = rq->curr;
+  sched_entity* se = &curr->se;
+  sched_entity* pse = &p->se;
+  cfs_rq* cfs = nullptr;
+  KernelImpl* k = rq->k;
+  bool protect = true;  // preempt_action != PREEMPT_WAKEUP_SHORT
+  if (se == pse) return;
+  // 6.12: a wakee below a throttled runqueue cannot run (no buddy, no update_curr()). 6.18+
+  // throttles a task only on its way back to user mode, so a wakee there runs until then.
+  if (v612(k) && throttled_hierarchy(cfs_rq_of(pse))) return;
+  // 6.12, 6.18: any non-fork wakeup of a task that is not delayed becomes the next buddy.
+  if (!v70(k) && feat(rq, __SCHED_FEAT_NEXT_BUDDY) && !(wake_flags & WF_FORK) &&
+      !pse->sched_delayed)
+    set_next_buddy(pse);
+  if (test_tsk_need_resched(curr)) return;
+  if (!feat(rq, __SCHED_FEAT_WAKEUP_PREEMPTION)) return;
+  find_matching_se(&se, &pse);
+  const bool curr_idle = se_is_idle(se), p_idle = se_is_idle(pse);
+  if (curr_idle && !p_idle) {
+    cancel_protect_slice(se, k);
+    goto preempt;
+  }
+  if (curr_idle != p_idle) return;
+  if (p->policy != SCHED_NORMAL) return;  // BATCH and IDLE wakees do not preempt
+  cfs = cfs_rq_of(se);
+  update_curr(cfs);
+  if (v612(k)) {
+    // do_preempt_short(): a shorter-slice wakee cancels RUN_TO_PARITY.
+    if (feat(rq, __SCHED_FEAT_PREEMPT_SHORT) && pse->slice < se->slice &&
+        entity_eligible(cfs, pse) && (entity_before(pse, se) || !entity_eligible(cfs, se)))
+      cancel_protect_slice(se, k);
+    if (pick_eevdf(cfs, true) == pse) goto preempt;
+    return;
+  }
+  // A shorter-slice wakee (PREEMPT_WAKEUP_SHORT): the pick ignores curr's protection, and
+  // comes before the fork and delayed checks (7.0 goes straight to its `pick:` label).
+  if (feat(rq, __SCHED_FEAT_PREEMPT_SHORT) && pse->slice < se->slice) {
+    protect = false;
+    goto pick;
+  }
+  if (v70(k) && ((wake_flags & WF_FORK) || pse->sched_delayed)) return;
+  // 7.0 set_preempt_buddy(): the wakee becomes the buddy unless the present one has an
+  // earlier deadline; a new buddy woken WF_SYNC preempts or not by preempt_sync() alone.
+  if (v70(k) && feat(rq, __SCHED_FEAT_NEXT_BUDDY) && !(cfs->next && entity_before(cfs->next, pse))) {
+    set_next_buddy(pse);
+    if (wake_flags & WF_SYNC) {
+      if (preempt_sync(rq, pse, se)) goto preempt;
+      return;
+    }
+  }
+pick:
+  // The releases ask a bare __pick_eevdf(), which a delayed entity (eligible, earliest
+  // deadline) can win. With wakeup_pick_next_entity the pick is pick_next_entity()'s, as in
+  // 7.0.y and 6.18.y (ac8e69e69363): a picked delayed entity has its dequeue finished and
+  // the pick is made again, while the cfs_rq still has entities (9f6d929ee2c6: the wakee
+  // itself may have been the delayed one, when attach_task() moved it). Each round dequeues
+  // one entity, so the loop ends.
+  for (;;) {
+    sched_entity* nse = pick_eevdf(cfs, protect);
+    if (k->cfg_.wakeup_pick_next_entity && nse && nse->sched_delayed) {
+      dequeue_entities(rq, nse, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
+      if (cfs->nr_queued) continue;
+      break;
+    }
+    if (nse == pse) {
+      if (!protect) cancel_protect_slice(se, k);
+      goto preempt;
+    }
+    break;
+  }
+  // RUN_TO_PARITY: curr's protection shrinks to the shortest queued slice; 6.18 does this
+  // after a shorter-slice wakee's pick only.
+  if (feat(rq, __SCHED_FEAT_RUN_TO_PARITY) && (v70(k) || !protect)) update_protect_slice(cfs, se);
+  return;
+preempt:
+  if (v612(k))
+    resched_curr(rq);
+  else
+    resched_curr_lazy(rq);
 }
 
 }  // namespace kernel

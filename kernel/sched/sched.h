@@ -481,9 +481,6 @@ void sub_nr_running(rq* rq, unsigned n);
 void update_rq_clock(rq* rq);
 bool cpus_share_cache(KernelImpl* k, int a, int b);
 bool available_idle_cpu(KernelImpl* k, int cpu);
-// rq->nr_running as Linux counts it: delayed entities included (here they leave
-// rq->nr_running; cfs.nr_queued - h_nr_runnable of them while every task is in the root group).
-unsigned nr_running_with_delayed(const rq* rq);
 // sched_idle_rq() / sched_idle_cpu(): the CPU runs only SCHED_IDLE tasks, which any other
 // task preempts at once, so placement takes it as idle.
 bool sched_idle_rq(const rq* rq);

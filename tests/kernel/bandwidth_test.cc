@@ -166,6 +166,40 @@ TEST(Bandwidth, ThrottledTasksStayOffTheRunqueueUntilThePeriod) {
   }
 }
 
+// A nice change dequeues and requeues a queued task. For a task of a throttled group (6.12:
+// its runqueue's entity left the levels above, which stopped counting its tasks), neither
+// touches the counts above that runqueue or the rq's nr_running (dequeue_entities() ends at
+// the throttled runqueue); on 6.18+ the group's tasks stay queued until their return to user
+// mode, and the change leaves them so.
+TEST(Bandwidth, ANiceChangeOfAThrottledTaskLeavesTheCountsAboveItsGroup) {
+  for (auto v : kVersions) {
+    SCOPED_TRACE(kernel::version_name(v));
+    Sim s(flat_machine(2), testing_support::no_autogroup(kernel::default_config(v)));
+    const int a = s.k->create_task_group("/a");
+    s.k->set_task_group_cpu_max(a, 10000, 100000);
+    int pid = -1;
+    for (int i = 0; i < 3; ++i) pid = s.spawn(in_group(a, 0), hog);
+    bool changed = false;
+    kernel::TaskAttr root;
+    root.cpus = {1};
+    s.spawn(root, [&](user::Thread& t) -> user::Program {
+      co_await t.nanosleep(50 * kMs);
+      const unsigned before = s.k->cpu_rq(0).nr_running;
+      EXPECT_EQ(co_await t.setpriority(PRIO_PROCESS, pid, 5), 0);
+      EXPECT_EQ(s.k->cpu_rq(0).nr_running, before);
+      changed = true;
+    });
+    s.k->start();
+    s.engine.run_until(60 * kMs);
+    EXPECT_TRUE(changed);
+    testing_support::check_invariants(*s.k, 60 * kMs);
+    s.engine.run_until(105 * kMs);
+    EXPECT_EQ(s.k->cpu_rq(0).nr_running, 3u) << "all back at the period";
+    s.k->finish(105 * kMs);
+    testing_support::check_invariants(*s.k, 105 * kMs);
+  }
+}
+
 // 6.12: a task woken into a throttled hierarchy cannot run, and wakeup preemption returns
 // before anything else for it (throttled_hierarchy()): with NEXT_BUDDY on it does not become
 // its runqueue's buddy. (6.18+ throttles a task only on its way back to user mode, so a

@@ -405,7 +405,8 @@ int spawn_delayed_blocker_and_hog(Sim& s, kernel::UserWord* w) {
 }  // namespace
 
 // A delayed task (blocked while ineligible, still queued) dequeued and enqueued around a
-// nice change comes back delayed: queued, not runnable, not counted in nr_running.
+// nice change comes back delayed: queued, not runnable, and still counted in rq->nr_running
+// (Linux counts a delayed task there until its final dequeue).
 TEST(Fair, SetpriorityOnADelayedTaskLeavesItDelayedAndNotRunnable) {
   Sim s(flat_machine(2), testing_support::no_autogroup());
   kernel::UserWord w;
@@ -418,6 +419,8 @@ TEST(Fair, SetpriorityOnADelayedTaskLeavesItDelayedAndNotRunnable) {
       co_await t.nanosleep(50 * sim::kNsecPerUsec);
     EXPECT_TRUE(p->se.sched_delayed);
     EXPECT_EQ(rq0->cfs.h_nr_runnable, 1u);
+    EXPECT_EQ(rq0->nr_running, 2u);
+    EXPECT_GE(s.k->nr_overloaded, 1u);  // the root domain's "overloaded": nr_running >= 2
     const int64_t ret = co_await t.setpriority(PRIO_PROCESS, b, 7);
     EXPECT_EQ(ret, 0);
     EXPECT_TRUE(p->se.sched_delayed);
@@ -425,7 +428,7 @@ TEST(Fair, SetpriorityOnADelayedTaskLeavesItDelayedAndNotRunnable) {
     EXPECT_TRUE(p->on_rq);
     EXPECT_EQ(rq0->cfs.h_nr_runnable, 1u);  // the hog only
     EXPECT_EQ(rq0->cfs.nr_queued, 2u);
-    EXPECT_EQ(rq0->nr_running, 1u);
+    EXPECT_EQ(rq0->nr_running, 2u);
     checked = true;
   });
   s.run(200 * sim::kNsecPerMsec);
