@@ -143,12 +143,7 @@ void cpu_switch(rq* rq, task_struct* prev, task_struct* next, sim::Time now) {
       ex.busy_since = t;
       ex.irq_idle_ns -= pending;
       ex.sys_ns += pending;
-      // update_rq_avg_idle(): EWMA (1/8) of idle durations, capped at twice the dearest
-      // newly-idle balance (rq->max_idle_balance_cost, at least the migration cost).
-      const s64 delta = static_cast<s64>(t - rq->idle_stamp);
-      s64 avg = static_cast<s64>(rq->avg_idle);
-      avg += (delta - avg) / 8;
-      rq->avg_idle = static_cast<u64>(std::min<s64>(avg, 2 * static_cast<s64>(rq->max_idle_balance_cost)));
+      if (k->cfg_.version == KernelVersion::V7_0) update_rq_avg_idle(rq, now);  // put_prev_task_idle()
       k->nr_idle_cpus--;
     }
     smt_update_sibling(k, rq->cpu, !next->is_idle, now);

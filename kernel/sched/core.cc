@@ -292,6 +292,20 @@ static int select_task_rq(KernelImpl* k, task_struct* p, int cpu, int wake_flags
   return cpu;
 }
 
+// update_rq_avg_idle(): the EWMA (1/8) of idle durations, capped at twice the dearest
+// newly-idle balance (rq->max_idle_balance_cost, at least the migration cost). 7.0 takes a
+// sample as the CPU leaves idle (put_prev_task_idle(), 4b603f1551a7); 6.12 and 6.18 at the
+// next wakeup enqueued on the CPU (ttwu_do_activate()), from a stamp that a newly-idle pass
+// that pulled a task clears: a CPU that left idle by fork, balancing or a wake list keeps
+// its stamp, and that sample includes the time it ran since.
+void update_rq_avg_idle(rq* rq, sim::Time now) {
+  const s64 delta = static_cast<s64>(now - static_cast<sim::Time>(rq->idle_stamp));
+  s64 avg = static_cast<s64>(rq->avg_idle);
+  avg += (delta - avg) / 8;
+  rq->avg_idle = static_cast<u64>(std::min<s64>(avg, 2 * static_cast<s64>(rq->max_idle_balance_cost)));
+  rq->idle_stamp = 0;
+}
+
 static void ttwu_do_activate(rq* rq, task_struct* p, int wake_flags) {
   int en_flags = ENQUEUE_WAKEUP;
   if (wake_flags & WF_MIGRATED) en_flags |= ENQUEUE_MIGRATED;
@@ -301,6 +315,8 @@ static void ttwu_do_activate(rq* rq, task_struct* p, int wake_flags) {
   p->__state = TASK_RUNNING;  // ttwu_do_wakeup()
   trace_sched_wakeup(rq, p);
   if (p->sched_class->task_woken) p->sched_class->task_woken(rq, p);
+  if (rq->k->cfg_.version != KernelVersion::V7_0 && rq->idle_stamp)
+    update_rq_avg_idle(rq, static_cast<sim::Time>(rq->clock));
 }
 
 // ttwu_queue_cond(): queue the wakeup on the target's wake list (and IPI it) when the waker
@@ -341,7 +357,9 @@ bool try_to_wake_up(KernelImpl* k, task_struct* p, int wake_flags) {
     trace_sched_wakeup(rq, p);  // ttwu_do_wakeup()
     return true;
   }
-  const int cpu = select_task_rq(k, p, p->cpu, wake_flags | WF_TTWU, this_cpu);
+  wake_flags |= WF_TTWU;
+  const int cpu = select_task_rq(k, p, p->cpu, wake_flags, this_cpu);
+  if (p->nr_cpus_allowed > 1) wake_flags |= WF_RQ_SELECTED;  // (6.13+; read by 7.0 only)
   if (cpu != p->cpu) {
     wake_flags |= WF_MIGRATED;
     p->stats.nr_migrations++;
@@ -478,6 +496,7 @@ void __schedule(rq* rq, bool preempt, bool sm_preempt) {
   rseq_sched_switch_event(next);                 // context_switch(): next was scheduled in
   lb_view_update(rq);
   dl_server_update_defer(rq);
+  if (next->is_idle) nohz_run_idle_balance(rq);  // do_idle(), before the tick is stopped
   cpu_switch(rq, prev, next, k->now());
   cpu_charge(rq, k->machine_.costs.context_switch_ns);
   if (next->sched_class == &rt_sched_class) push_rt_tasks(rq);  // balance callback

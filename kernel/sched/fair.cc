@@ -303,7 +303,9 @@ static void set_next_entity(cfs_rq* cfs, sched_entity* se, bool first) {
     __dequeue_entity(cfs, se);
     update_load_avg(cfs, se, UPDATE_TG);  // sums up to now before se counts as running
   }
-  if (first) set_protect_slice(cfs, se);
+  // 6.12 stashes the deadline at every set_next_entity() of a queued entity (also a running
+  // task's put/set around a nice change); 6.18+ at picks only.
+  if (first || (se->on_rq && v612(rq_of(cfs)->k))) set_protect_slice(cfs, se);
   cfs->curr = se;
   se->exec_start = rq_of(cfs)->clock_task;
   se->prev_sum_exec_runtime = se->sum_exec_runtime;

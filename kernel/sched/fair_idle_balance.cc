@@ -24,6 +24,16 @@ static void update_newidle_stats(sched_domain& sd, unsigned success) {
   }
 }
 
+// nohz_newidle_balance(): a CPU going idle without having pulled a task, and expected to
+// stay idle a while, decays the tick-stopped CPUs' blocked load itself (at do_idle(),
+// nohz_run_idle_balance()) when it is due, instead of waiting for a busy CPU's kick.
+static void nohz_newidle_balance(rq* rq) {
+  const KernelImpl* k = rq->k;
+  if (rq->avg_idle < static_cast<u64>(k->cfg_.migration_cost_ns)) return;  // wakes up soon
+  if (!k->nohz_has_blocked || k->jiffies() < k->nohz_next_blocked) return;
+  rq->nohz_newilb_kick = true;
+}
+
 // sched_balance_newidle(): a CPU about to idle pulls one task from the busiest runqueue,
 // lowest domain first, while its expected idle time (avg_idle) covers the cost so far plus
 // the domain's max_newidle_lb_cost. Each domain's pass costs this CPU what the model charges
@@ -85,7 +95,12 @@ bool sched_balance_newidle(rq* rq) {
     sd_idle_next_balance_update(rq);  // sched_balance_rq() may have reset balance_interval
   }
   if (rq->next_balance > next_balance) rq->next_balance = next_balance;
-  return rq->nr_running > 0;
+  if (rq->nr_running > 0) {
+    if (k->cfg_.version != KernelVersion::V7_0) rq->idle_stamp = 0;  // (6.12, 6.18)
+    return true;
+  }
+  nohz_newidle_balance(rq);
+  return false;
 }
 
 // nohz_balancer_kick(): a busy CPU asks the first idle CPU to balance on behalf of all
@@ -120,13 +135,12 @@ void nohz_balancer_kick(rq* rq) {
   }
 }
 
-// nohz_idle_balance(): run on the kicked CPU, over the idle CPUs from the next one round to
+// _nohz_idle_balance(): run on the kicked CPU, over the idle CPUs from the next one round to
 // itself: decay their blocked load (at most once a jiffy each), balance those that are due;
-// stop if work arrived here meanwhile.
-void nohz_idle_balance(struct rq* this_rq) {
+// stop if work arrived here meanwhile. A CPU just going idle (newly_idle) is not in
+// nohz.idle_cpus_mask yet and skips itself.
+static void _nohz_idle_balance(struct rq* this_rq, unsigned flags, bool newly_idle) {
   KernelImpl* k = this_rq->k;
-  const unsigned flags = k->nohz_flags;
-  k->nohz_flags = 0;
   const u64 j = k->jiffies();
   const int n = k->nr_cpus();
   u64 next_balance = j + 60 * static_cast<u64>(k->cfg_.hz);
@@ -135,7 +149,7 @@ void nohz_idle_balance(struct rq* this_rq) {
   // for_each_cpu_wrap(balance_cpu, nohz.idle_cpus_mask, this_cpu + 1): (this_cpu + i) % n,
   // wrapped without a divide
   for (int i = 1, c = this_rq->cpu + 1 == n ? 0 : this_rq->cpu + 1; i <= n; ++i, c = c + 1 == n ? 0 : c + 1) {
-    if (!available_idle_cpu(k, c)) continue;
+    if (!available_idle_cpu(k, c) || (newly_idle && c == this_rq->cpu)) continue;
     if (!available_idle_cpu(k, this_rq->cpu) && test_tsk_need_resched(this_rq->curr)) {
       if (flags & NOHZ_STATS_KICK) k->nohz_has_blocked = true;  // abort: a later kick
       return;                                                   // takes it up
@@ -156,6 +170,22 @@ void nohz_idle_balance(struct rq* this_rq) {
   if (update_next_balance) k->nohz_next_balance = next_balance;
   if (flags & NOHZ_STATS_KICK) k->nohz_next_blocked = j + ms_to_jiffies(k, LOAD_AVG_PERIOD);
   if (has_blocked_load) k->nohz_has_blocked = true;
+}
+
+void nohz_idle_balance(struct rq* this_rq) {
+  KernelImpl* k = this_rq->k;
+  const unsigned flags = k->nohz_flags;
+  k->nohz_flags = 0;
+  _nohz_idle_balance(this_rq, flags, false);
+}
+
+// Only the blocked-load refresh, and not when a NOHZ kick is on its way here (it does the
+// same) or the idle task is to reschedule at once.
+void nohz_run_idle_balance(struct rq* rq) {
+  if (!rq->nohz_newilb_kick) return;
+  rq->nohz_newilb_kick = false;
+  if ((rq->ex.ipi_pending & IPI_NOHZ_KICK) || test_tsk_need_resched(rq->curr)) return;
+  _nohz_idle_balance(rq, NOHZ_STATS_KICK, true);
 }
 
 }  // namespace kernel

@@ -52,6 +52,7 @@ int dequeue_entities(rq* rq, sched_entity* se, int flags);
 // ---- fair_wakeup.cc ----
 void set_next_buddy(sched_entity* se);
 void wakeup_preempt_fair(rq* rq, task_struct* p, int wake_flags);
+int wake_affine_idle(KernelImpl* k, int this_cpu, int prev_cpu, bool sync);  // kNoCpu: no pick
 
 // ---- fair_bandwidth.cc (CONFIG_CFS_BANDWIDTH; callers test cfs->runtime_enabled first) ----
 void account_cfs_rq_runtime(cfs_rq* cfs, u64 delta_exec);

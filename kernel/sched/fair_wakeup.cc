@@ -34,13 +34,6 @@ bool wake_wide(KernelImpl* k, task_struct* p, task_struct* waker, int waker_cpu)
   return true;
 }
 
-int wake_affine_idle(KernelImpl* k, int this_cpu, int prev_cpu, bool sync) {
-  if (available_idle_cpu(k, this_cpu) && cpus_share_cache(k, this_cpu, prev_cpu))
-    return available_idle_cpu(k, prev_cpu) ? prev_cpu : this_cpu;
-  if (sync && k->rq_of(this_cpu)->nr_running == 1) return this_cpu;
-  if (available_idle_cpu(k, prev_cpu)) return prev_cpu;
-  return kNoCpu;
-}
 
 // wake_affine_weight(): pull the wakee to the waker's CPU if that CPU, with the wakee, is
 // less loaded than prev without it (PELT loads; prev favoured by half the imbalance margin
@@ -301,6 +294,23 @@ int sched_balance_find_dst_cpu(KernelImpl* k, task_struct* p, int cpu, int prev_
 
 }  // namespace
 
+// wake_affine_idle(): the waker's CPU if it is idle and shares a cache with prev (prev if
+// prev is idle too), or runs only the waker of a sync wakeup; else prev if idle.
+int wake_affine_idle(KernelImpl* k, int this_cpu, int prev_cpu, bool sync) {
+  if (available_idle_cpu(k, this_cpu) && cpus_share_cache(k, this_cpu, prev_cpu))
+    return available_idle_cpu(k, prev_cpu) ? prev_cpu : this_cpu;
+  if (sync) {
+    // The waker is the only task there. 6.18+ leave delayed tasks out ("Fixup
+    // wake_up_sync() vs DELAYED_DEQUEUE", aa3ee4f0b754); 6.12.0 counts them.
+    const rq* rq = k->rq_of(this_cpu);
+    unsigned nr = rq->nr_running;
+    if (!v612(k)) nr -= rq->cfs.h_nr_queued - rq->cfs.h_nr_runnable;
+    if (nr == 1) return this_cpu;
+  }
+  if (available_idle_cpu(k, prev_cpu)) return prev_cpu;
+  return kNoCpu;
+}
+
 // record_wakee(): the waker's count of switches between wakees, for wake_wide(); halved
 // once a second.
 static void record_wakee(KernelImpl* k, task_struct* waker, const task_struct* p) {
@@ -362,11 +372,14 @@ void set_next_buddy(sched_entity* se) {
 }
 
 // 7.0 preempt_sync(): a WF_SYNC wakee that becomes the buddy preempts only if its deadline
-// is earlier and curr has run at least the migration cost since it was last charged (Linux
-// quarters the threshold for WF_RQ_SELECTED wakeups, which the model does not flag).
-static bool preempt_sync(rq* rq, sched_entity* pse, sched_entity* se) {
-  const s64 delta = std::max<s64>(0, static_cast<s64>(rq->clock - se->exec_start));
-  return entity_before(pse, se) && delta >= rq->k->cfg_.migration_cost_ns;
+// is earlier and curr has run at least the migration cost since it was last charged; a
+// quarter of it when the wakee's CPU was selected (WF_RQ_SELECTED: tasks stacking on a CPU
+// when they could run elsewhere).
+static bool preempt_sync(rq* rq, int wake_flags, sched_entity* pse, sched_entity* se) {
+  const s64 delta = std::max<s64>(0, static_cast<s64>(rq->clock_task - se->exec_start));
+  s64 threshold = rq->k->cfg_.migration_cost_ns;
+  if (wake_flags & WF_RQ_SELECTED) threshold >>= 2;
+  return entity_before(pse, se) && delta >= threshold;
 }
 
 // wakeup_preempt_fair() (7.0; check_preempt_wakeup_fair() before 6.19): preempt only if the
@@ -418,7 +431,7 @@ void wakeup_preempt_fair(rq* rq, task_struct* p, int wake_flags) {
   if (v70(k) && feat(rq, __SCHED_FEAT_NEXT_BUDDY) && !(cfs->next && entity_before(cfs->next, pse))) {
     set_next_buddy(pse);
     if (wake_flags & WF_SYNC) {
-      if (preempt_sync(rq, pse, se)) goto preempt;
+      if (preempt_sync(rq, wake_flags, pse, se)) goto preempt;
       return;
     }
   }

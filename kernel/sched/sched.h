@@ -65,7 +65,8 @@ enum : int {
   ENQUEUE_DELAYED = 0x200,
 };
 // wake flags (WF_*).
-enum : int { WF_EXEC = 0x02, WF_FORK = 0x04, WF_TTWU = 0x08, WF_SYNC = 0x10, WF_MIGRATED = 0x20 };
+enum : int { WF_EXEC = 0x02, WF_FORK = 0x04, WF_TTWU = 0x08, WF_SYNC = 0x10, WF_MIGRATED = 0x20,
+             WF_RQ_SELECTED = 0x80 };  // WF_RQ_SELECTED: ->select_task_rq() ran (6.13+)
 
 struct load_weight {
   unsigned long weight = NICE_0_LOAD;
@@ -419,6 +420,7 @@ struct alignas(64) rq {
   bool resched_by_rt = false;  // the pending reschedule was raised by a higher-class wakeup
   bool active_balance = false; // an active balance is queued on this CPU's stopper (__schedule())
   bool preempt_need_resched = false;  // x86: folded into preempt_count (see __resched_curr())
+  bool nohz_newilb_kick = false;  // NOHZ_NEWILB_KICK: refresh idle CPUs' blocked load at do_idle()
   u64 clock = 0;               // rq_clock(): the engine's now at the last update
   u64 clock_task = 0;          // rq_clock_task(): clock less irq time (IRQ_TIME_ACCOUNTING)
   u64 prev_irq_time = 0;       // irq time already taken out of clock_task
@@ -479,6 +481,7 @@ void lb_view_update(rq* rq);
 void lb_view_update_pelt(rq* rq);
 void sub_nr_running(rq* rq, unsigned n);
 void update_rq_clock(rq* rq);
+void update_rq_avg_idle(rq* rq, sim::Time now);
 bool cpus_share_cache(KernelImpl* k, int a, int b);
 bool available_idle_cpu(KernelImpl* k, int cpu);
 // sched_idle_rq() / sched_idle_cpu(): the CPU runs only SCHED_IDLE tasks, which any other
@@ -521,6 +524,8 @@ bool sched_balance_newidle(rq* rq);
 enum : unsigned { NOHZ_BALANCE_KICK = 1u << 0, NOHZ_STATS_KICK = 1u << 1 };
 void nohz_balancer_kick(rq* rq);
 void nohz_idle_balance(rq* rq);
+// nohz_run_idle_balance(): do_idle()'s start on a CPU its newly-idle balance flagged.
+void nohz_run_idle_balance(rq* rq);
 
 void sched_ttwu_pending(rq* rq);
 bool try_to_wake_up(KernelImpl* k, task_struct* p, int wake_flags);

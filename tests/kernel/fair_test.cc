@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "kernel/sched/fair_internal.h"
 #include "kernel/sched/sched.h"
 #include "tests/kernel/harness.h"
 
@@ -356,6 +357,35 @@ TEST(Fair, AHogThatRenicesItselfGetsTheShareOfItsNewWeight) {
   }
 }
 
+// RUN_TO_PARITY's protection around a running task's nice change: 6.12's set_next_entity()
+// stashes the deadline in vlag whenever it sets a queued entity current, so the put/set
+// around set_user_nice() protects the reniced task up to its new (rescaled) deadline; 6.18+
+// arm the protection at picks only (set_next_task(first)), and its end stays where it was.
+TEST(Fair, ANiceChangeRearmsTheRunningTasksProtectionOn612Only) {
+  for (auto v : {kernel::KernelVersion::V6_12, kernel::KernelVersion::V7_0}) {
+    SCOPED_TRACE(kernel::version_name(v));
+    Sim s(flat_machine(1), kernel::default_config(v));
+    s.spawn(pinned(0), hog);
+    bool checked = false;
+    s.spawn(pinned(0), [&](user::Thread& t) -> user::Program {
+      co_await t.compute(100 * sim::kNsecPerUsec);
+      const kernel::sched_entity& se = task_ptr(&s, t.pid())->se;
+      const uint64_t deadline = se.deadline;
+      const int64_t vprot = v == kernel::KernelVersion::V6_12 ? se.vlag
+                                                               : static_cast<int64_t>(se.vprot);
+      EXPECT_EQ(co_await t.setpriority(PRIO_PROCESS, 0, 5), 0);
+      EXPECT_NE(se.deadline, deadline);  // rescaled to the new weight
+      if (v == kernel::KernelVersion::V6_12)
+        EXPECT_EQ(se.vlag, static_cast<int64_t>(se.deadline));
+      else
+        EXPECT_EQ(static_cast<int64_t>(se.vprot), vprot);
+      checked = true;
+    });
+    s.run(10 * sim::kNsecPerMsec);
+    EXPECT_TRUE(checked);
+  }
+}
+
 // And back: a nice-19 hog renicing its nice-0 rival to 19 evens the split from then on.
 TEST(Fair, SetpriorityOnARunningRivalEvensTheSplit) {
   Sim s(flat_machine(1));
@@ -434,6 +464,31 @@ TEST(Fair, SetpriorityOnADelayedTaskLeavesItDelayedAndNotRunnable) {
   s.run(200 * sim::kNsecPerMsec);
   EXPECT_TRUE(checked);
   testing_support::check_invariants(*s.k, 200 * sim::kNsecPerMsec);
+}
+
+// wake_affine_idle()'s sync test, "the waker is alone on its CPU", with a delayed task
+// queued beside the waker: 6.12.0 counts it (rq->nr_running), 6.18+ leave it out ("Fixup
+// wake_up_sync() vs DELAYED_DEQUEUE"), so only they pull a sync wakee to the waker's CPU.
+// Asked from CPU 1 (busy, as the wakee's prev) while CPU 0 runs the hog beside the delayed
+// blocker.
+TEST(Fair, ASyncWakeAffineLeavesDelayedTasksOutFrom618) {
+  for (auto v : {kernel::KernelVersion::V6_12, kernel::KernelVersion::V6_18,
+                 kernel::KernelVersion::V7_0}) {
+    SCOPED_TRACE(kernel::version_name(v));
+    Sim s(flat_machine(2), testing_support::no_autogroup(kernel::default_config(v)));
+    kernel::UserWord w;
+    const int b = spawn_delayed_blocker_and_hog(s, &w);
+    int picked = 0;
+    s.spawn(pinned(1), [&](user::Thread& t) -> user::Program {
+      const kernel::task_struct* p = task_ptr(&s, b);
+      while (!p->se.sched_delayed && t.now() < 100 * sim::kNsecPerMsec)
+        co_await t.nanosleep(50 * sim::kNsecPerUsec);
+      EXPECT_EQ(s.k->rq_of(0)->nr_running, 2u);
+      picked = kernel::wake_affine_idle(s.k.get(), 0, 1, true);
+    });
+    s.run(200 * sim::kNsecPerMsec);
+    EXPECT_EQ(picked, v == kernel::KernelVersion::V6_12 ? -1 : 0);
+  }
 }
 
 // task_dead_fair() completes a pending delayed dequeue (as Linux's does), so a task gone for

@@ -1,0 +1,114 @@
+// A CPU going idle, pinned against kernel/sched/core.c and fair.c: the idle-time average
+// newly-idle balancing is gated on (rq->avg_idle, sampled where each version samples it) and
+// the blocked-load refresh a newly idle CPU runs for the tick-stopped ones
+// (nohz_newidle_balance(), nohz_run_idle_balance()).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "kernel/sched/sched.h"
+#include "tests/kernel/harness.h"
+
+namespace {
+
+using testing_support::Sampler;
+using testing_support::Sim;
+using testing_support::flat_machine;
+
+constexpr sim::Time kUs = sim::kNsecPerUsec;
+constexpr sim::Time kMs = sim::kNsecPerMsec;
+
+kernel::TaskAttr on(int cpu) {
+  kernel::TaskAttr a;
+  a.cpus = {cpu};
+  return a;
+}
+
+// What a probe saw of CPU 1's idle stamp and average.
+struct IdleState {
+  uint64_t stamp = 0, avg_idle = 0;
+};
+
+// CPU 1: X runs 100 us and sleeps for 300 us (CPU 1 idles from about 0.1 ms); at 0.2 ms a
+// forked Y lands there and runs on; at about 0.4 ms X's wakeup is enqueued beside Y. Probes
+// at 0.05, 0.3 and 0.6 ms. (Samples below the boot value, 1 ms, which is also the cap.)
+struct AvgIdleRun {
+  IdleState before, after_fork, after_wakeup;
+};
+
+AvgIdleRun avg_idle_run(kernel::KernelVersion v) {
+  Sim s(flat_machine(2), testing_support::no_autogroup(kernel::default_config(v)));
+  s.spawn(on(1), [](user::Thread& t) -> user::Program {
+    co_await t.compute(100 * kUs);
+    co_await t.nanosleep(300 * kUs);
+    for (;;) co_await t.compute(sim::kNsecPerSec);
+  });
+  s.spawn(on(1), [](user::Thread& t) -> user::Program {
+    for (;;) co_await t.compute(sim::kNsecPerSec);
+  }, 200 * kUs);
+  AvgIdleRun r;
+  const kernel::rq* rq1 = s.k->rq_of(1);
+  auto probe = [rq1](IdleState* st) { *st = {rq1->idle_stamp, rq1->avg_idle}; };
+  Sampler a(s, sim::kNsecPerSec, [&](sim::Time) { probe(&r.before); }, 50 * kUs);
+  Sampler b(s, sim::kNsecPerSec, [&](sim::Time) { probe(&r.after_fork); }, 300 * kUs);
+  Sampler c(s, sim::kNsecPerSec, [&](sim::Time) { probe(&r.after_wakeup); }, 600 * kUs);
+  s.run(4 * kMs);
+  testing_support::check_invariants(*s.k, 4 * kMs);
+  return r;
+}
+
+}  // namespace
+
+// 7.0 samples an idle period as the CPU leaves idle (put_prev_task_idle() ->
+// update_rq_avg_idle(), 4b603f1551a7): the fork that ends CPU 1's idle takes a 0.1 ms sample,
+// and the later wakeup none.
+TEST(AvgIdle, SevenZeroSamplesAsTheCpuLeavesIdle) {
+  const AvgIdleRun r = avg_idle_run(kernel::KernelVersion::V7_0);
+  EXPECT_EQ(r.after_fork.stamp, 0u);
+  EXPECT_LT(r.after_fork.avg_idle, r.before.avg_idle);
+  EXPECT_EQ(r.after_wakeup.avg_idle, r.after_fork.avg_idle);
+}
+
+// 6.12 and 6.18 sample at the next wakeup enqueued on the CPU (ttwu_do_activate()): a fork
+// leaves the stamp, and the wakeup 0.2 ms into Y's run samples idle and busy time together
+// (0.3 ms).
+TEST(AvgIdle, SixTwelveAndSixEighteenSampleAtTheNextWakeupEnqueue) {
+  for (auto v : {kernel::KernelVersion::V6_12, kernel::KernelVersion::V6_18}) {
+    SCOPED_TRACE(kernel::version_name(v));
+    const AvgIdleRun r = avg_idle_run(v);
+    EXPECT_GT(r.after_fork.stamp, 0u);  // the sleep's switch to idle
+    EXPECT_LT(r.after_fork.stamp, static_cast<uint64_t>(200 * kUs));
+    EXPECT_EQ(r.after_fork.avg_idle, r.before.avg_idle);
+    EXPECT_EQ(r.after_wakeup.stamp, 0u);
+    EXPECT_LT(r.after_wakeup.avg_idle, r.before.avg_idle);
+  }
+}
+
+// nohz_newidle_balance(): CPU 0 wakes every 5 ms for 20 us, so its tick almost never finds
+// it busy and the busy CPUs' NOHZ_STATS_KICK almost never comes; CPU 1 went idle with a
+// hog's utilisation blocked. Each time CPU 0 goes idle expecting to stay so (avg_idle at
+// least the migration cost) with the 32 ms refresh due, it decays the tick-stopped CPUs'
+// blocked load itself at do_idle(), so CPU 1's utilisation falls as PELT decays it (halving
+// every 32 ms); without the refresh it stays at its value at the sleep until a tick of CPU 0
+// happens to find it busy (in this run, after a second).
+TEST(NohzIdle, ANewlyIdleCpuRefreshesTheBlockedLoadOfTickStoppedCpus) {
+  Sim s(flat_machine(2), testing_support::no_autogroup());
+  s.spawn(on(1), [](user::Thread& t) -> user::Program {
+    co_await t.compute(400 * kMs);
+    co_await t.nanosleep(10 * sim::kNsecPerSec);
+  });
+  s.spawn(on(0), [](user::Thread& t) -> user::Program {
+    for (;;) {
+      co_await t.compute(20 * kUs);
+      co_await t.nanosleep(5 * kMs);
+    }
+  }, 1700 * kUs);
+  unsigned long util_at_sleep = 0;
+  Sampler at_sleep(s, 10 * sim::kNsecPerSec, [&](sim::Time) {
+    util_at_sleep = s.k->rq_of(1)->cfs.avg.util_avg;
+  }, 401 * kMs);
+  s.run(700 * kMs);
+  EXPECT_GT(util_at_sleep, 900u);
+  EXPECT_LT(s.k->rq_of(1)->cfs.avg.util_avg, 16u);  // without the refresh: 1023 here
+  testing_support::check_invariants(*s.k, 700 * kMs);
+}
