@@ -143,7 +143,8 @@ void cpu_switch(rq* rq, task_struct* prev, task_struct* next, sim::Time now) {
       ex.busy_since = t;
       ex.irq_idle_ns -= pending;
       ex.sys_ns += pending;
-      if (k->cfg_.version == KernelVersion::V7_0) update_rq_avg_idle(rq, now);  // put_prev_task_idle()
+      // put_prev_task_idle() (7.0; 6.12 and 6.18 sample at the next ttwu_do_activate())
+      if (k->cfg_.version == KernelVersion::V7_0) update_rq_avg_idle(rq, now);
       k->nr_idle_cpus--;
     }
     smt_update_sibling(k, rq->cpu, !next->is_idle, now);

@@ -302,7 +302,8 @@ void update_rq_avg_idle(rq* rq, sim::Time now) {
   const s64 delta = static_cast<s64>(now - static_cast<sim::Time>(rq->idle_stamp));
   s64 avg = static_cast<s64>(rq->avg_idle);
   avg += (delta - avg) / 8;
-  rq->avg_idle = static_cast<u64>(std::min<s64>(avg, 2 * static_cast<s64>(rq->max_idle_balance_cost)));
+  const s64 max = 2 * static_cast<s64>(rq->max_idle_balance_cost);
+  rq->avg_idle = static_cast<u64>(std::min<s64>(avg, max));
   rq->idle_stamp = 0;
 }
 

@@ -428,7 +428,8 @@ void wakeup_preempt_fair(rq* rq, task_struct* p, int wake_flags) {
   if (v70(k) && ((wake_flags & WF_FORK) || pse->sched_delayed)) return;
   // 7.0 set_preempt_buddy(): the wakee becomes the buddy unless the present one has an
   // earlier deadline; a new buddy woken WF_SYNC preempts or not by preempt_sync() alone.
-  if (v70(k) && feat(rq, __SCHED_FEAT_NEXT_BUDDY) && !(cfs->next && entity_before(cfs->next, pse))) {
+  if (v70(k) && feat(rq, __SCHED_FEAT_NEXT_BUDDY) &&
+      !(cfs->next && entity_before(cfs->next, pse))) {
     set_next_buddy(pse);
     if (wake_flags & WF_SYNC) {
       if (preempt_sync(rq, wake_flags, pse, se)) goto preempt;
