@@ -104,6 +104,10 @@ bool sched_idle_rq(const rq* rq) { return rq->nr_running && rq->nr_running == rq
 
 bool sched_idle_cpu(KernelImpl* k, int cpu) { return sched_idle_rq(k->rq_of(cpu)); }
 
+unsigned lb_h_nr_running(const rq* rq) {
+  return rq->k->cfg_.version == KernelVersion::V6_12 ? rq->cfs.h_nr_queued : rq->cfs.h_nr_runnable;
+}
+
 lb_cpu lb_cpu_of(const rq* rq) {
   lb_cpu v;
   v.nr_running = rq->nr_running;
@@ -112,7 +116,7 @@ lb_cpu lb_cpu_of(const rq* rq) {
   v.load = cpu_load(rq);
   v.util = cpu_util_cfs(rq);
   v.runnable = cpu_runnable(rq);
-  v.h_nr_runnable = rq->cfs.h_nr_runnable;
+  v.h_nr_running = lb_h_nr_running(rq);
   return v;
 }
 
@@ -123,9 +127,10 @@ void lb_view_update(rq* rq) {
   lb_cpu& v = k->lb_view[rq->cpu];
   const bool was_idle = v.idle();
   const s64 dn = static_cast<s64>(rq->nr_running) - static_cast<s64>(v.nr_running);
-  const s64 dh = static_cast<s64>(rq->cfs.h_nr_runnable) - static_cast<s64>(v.h_nr_runnable);
+  const unsigned h_nr_running = lb_h_nr_running(rq);
+  const s64 dh = static_cast<s64>(h_nr_running) - static_cast<s64>(v.h_nr_running);
   v.nr_running = rq->nr_running;
-  v.h_nr_runnable = rq->cfs.h_nr_runnable;
+  v.h_nr_running = h_nr_running;
   v.curr_idle = rq->curr == rq->idle;
   v.wake_pending = !rq->ex.wake_list.empty();
   const s64 di = static_cast<s64>(v.idle()) - static_cast<s64>(was_idle);
@@ -133,7 +138,7 @@ void lb_view_update(rq* rq) {
   for (lb_sum* s : k->lb_sums_of[rq->cpu]) {
     s->nr_running += dn;
     s->idle_cpus += di;
-    s->h_nr_runnable += dh;
+    s->h_nr_running += dh;
   }
 }
 

@@ -6,6 +6,7 @@
 #include "kernel/cpu_exec.h"
 #include "kernel/kernel_impl.h"
 #include "kernel/sched/fair_balance.h"
+#include "kernel/sched/fair_internal.h"
 #include "kernel/sched/pelt.h"
 #include "kernel/sched/sched.h"
 
@@ -21,10 +22,15 @@ namespace kernel {
 
 namespace {
 
-// can_migrate_task(): allowed on dst, not running, not delayed (delayed tasks move only
-// with their load in Linux; not modelled), not cache hot unless balancing keeps failing.
+// can_migrate_task(): not delayed unless the balance moves load (6.13+; 6.12 moves delayed
+// tasks as any other, and they stay delayed where they go), not into a throttled hierarchy
+// (throttled_lb_pair(), lb_throttled_hierarchy(); the source's throttled tasks are off the
+// runqueue), allowed on dst, not running, not cache hot unless balancing keeps failing.
 bool can_migrate_task(KernelImpl* k, task_struct* p, const lb_env& env) {
-  if (p->se.sched_delayed || !task_allowed_on(p, env.dst_cpu)) return false;
+  if (p->se.sched_delayed && env.type != migrate_load && k->cfg_.version != KernelVersion::V6_12)
+    return false;
+  if (throttled_hierarchy(task_group_cfs_rq(p, env.dst_cpu))) return false;
+  if (!task_allowed_on(p, env.dst_cpu)) return false;
   // task_is_ineligible_on_dst_cpu(): while balancing has not failed, keep a task that is not
   // eligible where it is from joining a queue (it would be placed with its negative lag).
   // Not in 6.12 (v6.18's can_migrate_task() has it).

@@ -43,6 +43,9 @@ static void nohz_newidle_balance(rq* rq) {
 // briefly. A domain not yet balanced costs 0, so the first attempt is never held back.
 bool sched_balance_newidle(rq* rq) {
   KernelImpl* k = rq->k;
+  // A wakeup is queued for this CPU (ttwu_pending): no need to look for a task; it is
+  // enqueued as the CPU switches to idle.
+  if (!rq->ex.wake_list.empty()) return false;
   if (rq->sd.empty()) return false;
   // The idle CPU's next periodic balance moves forward to the idle intervals (no busy
   // factor), whether or not it balances now (update_next_balance()).

@@ -57,7 +57,7 @@ lb_sum group_lb_sum(KernelImpl* k, const sched_domain& sd, size_t g) {
 sg_lb_stats sg_stats_of(const lb_sum& sum, size_t group_weight) {
   sg_lb_stats s;
   s.sum_nr_running = static_cast<unsigned>(sum.nr_running);
-  s.sum_h_nr_running = static_cast<unsigned>(sum.h_nr_runnable);
+  s.sum_h_nr_running = static_cast<unsigned>(sum.h_nr_running);
   s.group_load = static_cast<unsigned long>(sum.load);
   s.group_util = static_cast<unsigned long>(sum.util);
   s.group_runnable = static_cast<unsigned long>(sum.runnable);
@@ -258,7 +258,7 @@ rq* sched_balance_find_src_rq(KernelImpl* k, const lb_env& env, int group) {
 #ifdef SCHEDLAB_CHECK_VIEWS
     assert(v == lb_cpu_of(k->rq_of(c)) && "stale lb_view");
 #endif
-    const unsigned nr_running = v.h_nr_runnable;  // rq->cfs.h_nr_runnable
+    const unsigned nr_running = v.h_nr_running;  // rq->cfs.h_nr_runnable (6.12: h_nr_running)
     if (!nr_running) continue;
     switch (env.type) {
       case migrate_load: {

@@ -14,13 +14,13 @@ using u64 = uint64_t;
 
 // What load balancing reads of one CPU (KernelImpl::lb_view), kept up to date by
 // lb_view_update() and lb_view_update_pelt(). 32 bytes, aligned: two CPUs a cache line, none
-// split over two (the flags share h_nr_runnable's word).
+// split over two (the flags share h_nr_running's word).
 struct alignas(32) lb_cpu {
   unsigned long load = 0;     // cpu_load(): PELT load_avg of rq->cfs
   unsigned long util = 0;     // cpu_util_cfs()
   unsigned long runnable = 0; // cpu_runnable()
   unsigned nr_running = 0;    // rq->nr_running
-  unsigned h_nr_runnable : 30 = 0;  // rq->cfs.h_nr_runnable
+  unsigned h_nr_running : 30 = 0;   // lb_h_nr_running(rq): what the balancer counts as queued
   bool curr_idle : 1 = true;        // rq->curr == rq->idle
   bool wake_pending : 1 = false;    // !rq->ex.wake_list.empty()
   // available_idle_cpu(): idle, nothing queued, no wakeup pending.
@@ -30,6 +30,10 @@ struct alignas(32) lb_cpu {
 static_assert(sizeof(lb_cpu) == 32);
 // The same read from the runqueue itself: what lb_view[rq->cpu] must equal.
 lb_cpu lb_cpu_of(const rq* rq);
+// The fair tasks the balancer counts on rq (update_sg_lb_stats()' sum_h_nr_running,
+// sched_balance_find_src_rq()): rq->cfs.h_nr_runnable from 6.13 on; 6.12 reads
+// h_nr_running, which counts delayed tasks too (h_nr_queued here).
+unsigned lb_h_nr_running(const rq* rq);
 
 // One cache line each, aligned: lb_view_update() adds to a CPU's core, LLC and socket sums on
 // nearly every event, and a core's sum (touched by its two CPUs only) is cold on a wide
@@ -40,13 +44,13 @@ struct alignas(64) lb_sum {
   s64 util = 0;       // of cpu_util_cfs()
   s64 runnable = 0;   // of cpu_runnable()
   s64 idle_cpus = 0;  // available_idle_cpu() CPUs
-  s64 h_nr_runnable = 0;  // of rq->cfs.h_nr_runnable
+  s64 h_nr_running = 0;   // of lb_h_nr_running()
   void add(const lb_cpu& v) {
     nr_running += v.nr_running;
     load += static_cast<s64>(v.load);
     util += static_cast<s64>(v.util);
     runnable += static_cast<s64>(v.runnable);
-    h_nr_runnable += v.h_nr_runnable;
+    h_nr_running += v.h_nr_running;
     idle_cpus += v.idle();
   }
   friend bool operator==(const lb_sum&, const lb_sum&) = default;

@@ -25,6 +25,7 @@ namespace {
 
 constexpr sim::Time kMs = sim::kNsecPerMsec;
 constexpr sim::Time kSec = sim::kNsecPerSec;
+constexpr sim::Time kUs = sim::kNsecPerUsec;
 
 }  // namespace
 
@@ -268,6 +269,42 @@ TEST(Bandwidth, TheBalancerMovesNoThrottledTask) {
     }
     s.k->finish(95 * kMs);
     testing_support::check_invariants(*s.k, 95 * kMs);
+  }
+}
+
+// can_migrate_task() refuses to move a task into a hierarchy throttled on the destination
+// (throttled_lb_pair(), lb_throttled_hierarchy()): there it would wait for the period. CPU 1
+// runs a pinned /a hog, CPU 0 a pinned root hog, and two /a hogs go where fork placement puts
+// them; /a's pool runs out on one CPU before the other. Sampled every 20 us, no /a task is
+// ever found freshly moved onto a CPU where /a is throttled.
+TEST(Bandwidth, NothingIsPulledIntoAGroupThrottledOnTheDestination) {
+  for (auto v : kVersions) {
+    SCOPED_TRACE(kernel::version_name(v));
+    Sim s(flat_machine(2), testing_support::no_autogroup(kernel::default_config(v)));
+    const int a = s.k->create_task_group("/a");
+    s.k->set_task_group_cpu_max(a, 10000, 100000);
+    s.spawn(in_group(a, 1), hog);
+    s.spawn(in_group(0, 0), hog);
+    std::vector<int> movable;
+    for (int i = 0; i < 2; ++i) movable.push_back(s.spawn(in_group(a), hog, 100 * kUs));
+    std::vector<int> last_cpu(movable.size(), -1);
+    int into_throttled = 0, moves = 0;
+    testing_support::Sampler probe(s, 20 * kUs, [&](sim::Time) {
+      for (size_t i = 0; i < movable.size(); ++i) {
+        const kernel::task_struct& p = s.task(movable[i]);
+        if (p.cpu == last_cpu[i]) continue;
+        const bool first = last_cpu[i] < 0;
+        last_cpu[i] = p.cpu;
+        if (first || !p.on_rq) continue;  // (placed at fork; or moved by a wakeup)
+        ++moves;
+        into_throttled += kernel::task_group_cfs_rq(&p, p.cpu)->throttle_count > 0;
+      }
+    });
+    s.k->start();
+    s.engine.run_until(300 * kMs);
+    EXPECT_EQ(into_throttled, 0) << moves << " moves";
+    s.k->finish(300 * kMs);
+    testing_support::check_invariants(*s.k, 300 * kMs);
   }
 }
 

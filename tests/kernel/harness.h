@@ -134,7 +134,7 @@ inline void check_lb_view(const kernel::KernelImpl& k) {
     EXPECT_EQ(v.load, kernel::cpu_load(&rq)) << "cpu " << c;
     EXPECT_EQ(v.util, kernel::cpu_util_cfs(&rq)) << "cpu " << c;
     EXPECT_EQ(v.runnable, kernel::cpu_runnable(&rq)) << "cpu " << c;
-    EXPECT_EQ(v.h_nr_runnable, rq.cfs.h_nr_runnable) << "cpu " << c;
+    EXPECT_EQ(v.h_nr_running, kernel::lb_h_nr_running(&rq)) << "cpu " << c;
     EXPECT_EQ(bool{v.curr_idle}, rq.curr == rq.idle) << "cpu " << c;
     EXPECT_EQ(bool{v.wake_pending}, !rq.ex.wake_list.empty()) << "cpu " << c;
   }
@@ -152,14 +152,14 @@ inline void check_lb_view(const kernel::KernelImpl& k) {
           want.load += static_cast<int64_t>(v.load);
           want.util += static_cast<int64_t>(v.util);
           want.runnable += static_cast<int64_t>(v.runnable);
-          want.h_nr_runnable += v.h_nr_runnable;
+          want.h_nr_running += v.h_nr_running;
           want.idle_cpus += v.idle();
         }
         EXPECT_EQ(sd.group_sum[g]->nr_running, want.nr_running) << sd.name << " group " << g;
         EXPECT_EQ(sd.group_sum[g]->load, want.load) << sd.name << " group " << g;
         EXPECT_EQ(sd.group_sum[g]->util, want.util) << sd.name << " group " << g;
         EXPECT_EQ(sd.group_sum[g]->runnable, want.runnable) << sd.name << " group " << g;
-        EXPECT_EQ(sd.group_sum[g]->h_nr_runnable, want.h_nr_runnable) << sd.name << " group " << g;
+        EXPECT_EQ(sd.group_sum[g]->h_nr_running, want.h_nr_running) << sd.name << " group " << g;
         EXPECT_EQ(sd.group_sum[g]->idle_cpus, want.idle_cpus) << sd.name << " group " << g;
       }
     }

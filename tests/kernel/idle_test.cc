@@ -4,9 +4,12 @@
 // (nohz_newidle_balance(), nohz_run_idle_balance()).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 
+#include "hw/machine.h"
 #include "kernel/sched/sched.h"
+#include "user/sync.h"
 #include "tests/kernel/harness.h"
 
 namespace {
@@ -111,4 +114,90 @@ TEST(NohzIdle, ANewlyIdleCpuRefreshesTheBlockedLoadOfTickStoppedCpus) {
   EXPECT_GT(util_at_sleep, 900u);
   EXPECT_LT(s.k->rq_of(1)->cfs.avg.util_avg, 16u);  // without the refresh: 1023 here
   testing_support::check_invariants(*s.k, 700 * kMs);
+}
+
+// sched_balance_newidle() returns at once when a wakeup is already queued for the CPU
+// (ttwu_pending): the task comes with the IPI. On two LLCs (synth:2x4x1), CPU 4 wakes W, a
+// sleeper pinned to CPU 0, at 5 ms: a remote LLC, so the wakeup goes on CPU 0's wake list
+// with an IPI (1 us). CPU 0's task blocks in that microsecond, with two hogs on CPU 1
+// making the machine overloaded: CPU 0's lowest domain sees no newly-idle attempt (W then
+// runs on).
+TEST(NewidleBalance, ACpuWithAQueuedWakeupDoesNotBalance) {
+  hw::Machine m;
+  ASSERT_TRUE(hw::load_machine("synth:2x4x1", &m).ok());
+  Sim s(testing_support::exact_timers(m), testing_support::no_autogroup());
+  kernel::UserWord w;
+  auto hog = [](user::Thread& t) -> user::Program {
+    for (;;) co_await t.compute(sim::kNsecPerSec);
+  };
+  s.spawn(on(1), hog);
+  s.spawn(on(1), hog);
+  s.spawn(on(0), [&w](user::Thread& t) -> user::Program {
+    co_await t.futex_wait(&w, 0);
+    for (;;) co_await t.compute(sim::kNsecPerSec);
+  });
+  s.spawn(on(4), [&w](user::Thread& t) -> user::Program {
+    co_await t.nanosleep(5 * kMs - t.now());
+    co_await t.futex_wake(&w, 1);
+  });
+  bool queued_at_block = false;
+  const kernel::rq* rq0 = s.k->rq_of(0);
+  s.spawn(on(0), [&](user::Thread& t) -> user::Program {
+    // (the last 5 us in steps of 100 ns, so interrupts do not carry the block past the window)
+    constexpr sim::Time kBlock = 5 * kMs + 2800;
+    while (t.now() < kBlock) {
+      const sim::Time left = kBlock - t.now();
+      const sim::Time step = left > 5 * kUs ? left - 5 * kUs : std::min<sim::Time>(left, 100);
+      co_await t.compute(step);
+    }
+    queued_at_block = !rq0->ex.wake_list.empty();
+    co_await t.nanosleep(sim::kNsecPerSec);
+  }, 10 * kUs);
+  uint64_t calls_before = 0, calls_after = 0;
+  Sampler a(s, sim::kNsecPerSec, [&](sim::Time) { calls_before = rq0->sd[0].newidle_call; },
+            4 * kMs);
+  Sampler b(s, sim::kNsecPerSec, [&](sim::Time) { calls_after = rq0->sd[0].newidle_call; },
+            6 * kMs);
+  s.run(7 * kMs);
+  EXPECT_TRUE(queued_at_block);  // the set-up: W's wakeup waits on CPU 0's wake list
+  EXPECT_EQ(calls_after, calls_before);
+  testing_support::check_invariants(*s.k, 7 * kMs);
+}
+
+// A delayed task on the balancer's side. 6.12 counts it as queued (update_sg_lb_stats() sums
+// h_nr_running) and moves it as any other task (its can_migrate_task() has no delayed test);
+// 6.18+ count h_nr_runnable and move a delayed task only when the balance moves load. B
+// (nice 19) forks onto CPU 0 while CPU 1 is busy, a hog pinned to CPU 0 follows, and B
+// blocks for good 2 ms into its run, ineligible, so DELAY_DEQUEUE keeps it queued; at 20 ms CPU 1's task exits and CPU 1
+// balances newly idle. 6.12 pulls the delayed B (which CPU 1 then dequeues for good: B ends
+// up on CPU 1); 6.18 and 7.0 see one task on CPU 0 and leave B there.
+TEST(NewidleBalance, SixTwelveCountsAndMovesADelayedTask) {
+  for (auto v : {kernel::KernelVersion::V6_12, kernel::KernelVersion::V6_18,
+                 kernel::KernelVersion::V7_0}) {
+    SCOPED_TRACE(kernel::version_name(v));
+    Sim s(flat_machine(2), testing_support::no_autogroup(kernel::default_config(v)));
+    kernel::UserWord w;
+    s.spawn(on(1), [](user::Thread& t) -> user::Program { co_await t.compute(20 * kMs); });
+    kernel::TaskAttr light;
+    light.nice = 19;  // its vruntime runs 68 times as fast: ineligible soon into any turn
+    const int b = s.spawn(light, [&w](user::Thread& t) -> user::Program {
+      co_await t.compute(2 * kMs);
+      co_await t.futex_wait(&w, 0);
+    });
+    s.spawn(on(0), [](user::Thread& t) -> user::Program {
+      for (;;) co_await t.compute(sim::kNsecPerSec);
+    });
+    bool delayed_on_0 = false;
+    unsigned counted = 0;
+    Sampler probe(s, sim::kNsecPerSec, [&](sim::Time) {
+      const kernel::task_struct& p = s.task(b);
+      delayed_on_0 = p.cpu == 0 && p.se.sched_delayed;
+      counted = s.k->lb_view[0].h_nr_running;
+    }, 19 * kMs);
+    s.run(30 * kMs);
+    ASSERT_TRUE(delayed_on_0);  // the set-up
+    EXPECT_EQ(counted, v == kernel::KernelVersion::V6_12 ? 2u : 1u);
+    EXPECT_EQ(s.task(b).cpu, v == kernel::KernelVersion::V6_12 ? 1 : 0);
+    testing_support::check_invariants(*s.k, 30 * kMs);
+  }
 }
