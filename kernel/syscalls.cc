@@ -71,7 +71,7 @@ int64_t sys_clock_nanosleep(rq* rq, task_struct* p, const UserAction& a) {
   return sleep_until(rq, p, t);
 }
 
-// futex_wake(): wakes up to n waiters of w in FIFO order; returns how many.
+// futex_wake(): wakes up to n waiters of w from the head of its queue; returns how many.
 int64_t futex_wake(KernelImpl* k, UserWord* w, int64_t nr_wake) {
   int64_t n = 0;
   while (n < nr_wake && w->futex_head) {
@@ -86,20 +86,31 @@ int64_t futex_wake(KernelImpl* k, UserWord* w, int64_t nr_wake) {
   return n;
 }
 
+// __futex_queue(): the hash bucket's waiters are a plist ordered by min(prio, MAX_RT_PRIO):
+// RT waiters by priority, then the fair ones, each in arrival order.
+void futex_queue(UserWord* w, task_struct* p) {
+  const int key = std::min(p->prio, MAX_RT_PRIO);
+  task_struct* prev = nullptr;
+  for (task_struct* q = w->futex_head; q && std::min(q->prio, MAX_RT_PRIO) <= key;
+       q = q->futex_next)
+    prev = q;
+  p->futex_next = prev ? prev->futex_next : w->futex_head;
+  if (prev)
+    prev->futex_next = p;
+  else
+    w->futex_head = p;
+  if (!p->futex_next) w->futex_tail = p;
+}
+
 // futex(word, op, val): FUTEX_WAIT blocks iff *word == val (else -EAGAIN); FUTEX_WAKE wakes
-// up to val waiters in FIFO order and returns how many.
+// up to val waiters, highest RT priority first, and returns how many.
 int64_t sys_futex(rq* rq, task_struct* p, const UserAction& a) {
   UserWord* w = a.word;
   if (!w) return -EINVAL;
   if (a.arg[0] == FUTEX_WAIT) {
     if (w->value != a.arg[1]) return -EAGAIN;
     p->futex_word = w;
-    p->futex_next = nullptr;
-    if (w->futex_tail)
-      w->futex_tail->futex_next = p;
-    else
-      w->futex_head = p;
-    w->futex_tail = p;
+    futex_queue(w, p);
     p->__state = TASK_INTERRUPTIBLE;
     return 0;
   }

@@ -111,7 +111,7 @@ struct UserWord {
   int last_writer_cpu = -1;
   int64_t changed_at = 0;            // time of the last store that changed the value
   task_struct* spinners = nullptr;   // tasks spinning while value == their spin_val
-  task_struct* futex_head = nullptr; // futex waiters, FIFO
+  task_struct* futex_head = nullptr; // futex waiters: RT by priority, then fair, in arrival order
   task_struct* futex_tail = nullptr;
 };
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "kernel/sched/sched.h"
 #include "kernel/trace.h"
@@ -265,4 +266,41 @@ TEST(Wakeup, AnIdleCpusInterruptRecordsItsWakeesOnTheIdleTask) {
   unsigned idle_flips = 0;
   for (int c = 0; c < 2; ++c) idle_flips += s.k->cpu_rq(c).idle->wakee_flips;
   EXPECT_GT(idle_flips, 10u);
+}
+
+// futex_wake() wakes from the head of the hash bucket's plist, ordered by
+// min(prio, MAX_RT_PRIO) (__futex_queue()): RT waiters by priority, highest first, then the
+// fair ones in arrival order. Five waiters queue in the order FIFO 10, fair A, FIFO 30,
+// FIFO 20, fair B; a waker wakes one every 100 us.
+TEST(Wakeup, FutexWakesRtWaitersByPriorityThenFairOnesInArrivalOrder) {
+  Sim s(flat_machine(4));
+  kernel::UserWord w;
+  std::vector<int> order;
+  auto waiter = [&](int id) {
+    return [&, id](user::Thread& t) -> user::Program {
+      co_await t.futex_wait(&w, 0);
+      order.push_back(id);
+    };
+  };
+  const int ids[] = {10, 0, 30, 20, 1};  // RT priorities; 0 and 1 are the fair A and B
+  for (int i = 0; i < 5; ++i) {
+    kernel::TaskAttr a;
+    a.cpus = {i % 3};
+    if (ids[i] >= 10) {
+      a.policy = SCHED_FIFO;
+      a.rt_priority = ids[i];
+    }
+    s.spawn(a, waiter(ids[i]), (i + 1) * 10 * sim::kNsecPerUsec);
+  }
+  kernel::TaskAttr on3;
+  on3.cpus = {3};
+  s.spawn(on3, [&](user::Thread& t) -> user::Program {
+    co_await t.nanosleep(sim::kNsecPerMsec);
+    for (int i = 0; i < 5; ++i) {
+      co_await t.futex_wake(&w, 1);
+      co_await t.nanosleep(100 * sim::kNsecPerUsec);
+    }
+  });
+  s.run(3 * sim::kNsecPerMsec);
+  EXPECT_EQ(order, (std::vector<int>{30, 20, 10, 0, 1}));
 }
