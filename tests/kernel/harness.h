@@ -195,7 +195,24 @@ inline std::vector<const kernel::task_struct*> rt_queued(const kernel::rq& rq) {
 // Per CPU: busy + idle = elapsed, user + kernel = busy; overall: sum of task run time =
 // sum of busy time; every task is current on at most one CPU and queued on at most one,
 // its entity on its CPU's cfs_rq; the load-balancing view matches the runqueues.
+inline void check_structure(const kernel::KernelImpl& k);
+
 inline void check_invariants(const kernel::KernelImpl& k, sim::Time elapsed) {
+  check_structure(k);
+  uint64_t busy = 0, task_run = 0;
+  for (int c = 0; c < k.nr_cpus(); ++c) {
+    const kernel::rq& rq = k.cpu_rq(c);
+    EXPECT_LE(rq.ex.busy_ns + rq.ex.irq_idle_ns, static_cast<uint64_t>(elapsed)) << "cpu " << c;
+    EXPECT_EQ(rq.ex.user_ns, rq.ex.busy_ns - rq.ex.sys_ns) << "cpu " << c << " user time";
+    busy += rq.ex.busy_ns;
+  }
+  for (const auto& t : k.tasks()) task_run += t->stats.run_ns;
+  EXPECT_EQ(task_run, busy);
+}
+
+// What holds at any instant, mid-run too (the time accounts above are closed by finish()):
+// the counts of each runqueue, the balancer's view, RT push/pull, the entity hierarchy.
+inline void check_structure(const kernel::KernelImpl& k) {
   check_lb_view(k);
   check_sd_idle_next_balance(k);
   std::vector<std::vector<const kernel::task_struct*>> rt_lists;
@@ -224,15 +241,13 @@ inline void check_invariants(const kernel::KernelImpl& k, sim::Time elapsed) {
   }
   for (int c = 0; c < k.nr_cpus(); ++c)
     EXPECT_EQ(k.cpu_rq(c).cfs.h_nr_idle, idle_queued[static_cast<size_t>(c)]) << "cpu " << c;
-  uint64_t busy = 0, task_run = 0;
+  // rq->nr_running: the queued fair tasks (delayed ones included, throttled ones not) and RT.
   for (int c = 0; c < k.nr_cpus(); ++c) {
     const kernel::rq& rq = k.cpu_rq(c);
-    EXPECT_LE(rq.ex.busy_ns + rq.ex.irq_idle_ns, static_cast<uint64_t>(elapsed)) << "cpu " << c;
-    EXPECT_EQ(rq.ex.user_ns, rq.ex.busy_ns - rq.ex.sys_ns) << "cpu " << c << " user time";
-    busy += rq.ex.busy_ns;
+    EXPECT_EQ(rq.nr_running, rq.cfs.h_nr_queued + rq.rt.rt_nr_running) << "cpu " << c;
+    EXPECT_LE(rq.cfs.h_nr_runnable, rq.cfs.h_nr_queued) << "cpu " << c;
   }
   for (const auto& t : k.tasks()) {
-    task_run += t->stats.run_ns;
     int current_on = 0, queued_on = 0;
     for (int c = 0; c < k.nr_cpus(); ++c) {
       const kernel::rq& rq = k.cpu_rq(c);
@@ -251,7 +266,6 @@ inline void check_invariants(const kernel::KernelImpl& k, sim::Time elapsed) {
       EXPECT_EQ(queued_on, 0);
     }
   }
-  EXPECT_EQ(task_run, busy);
 }
 
 // A task of `policy` (SCHED_NORMAL, SCHED_FIFO, SCHED_RR) allowed on `cpus`.
