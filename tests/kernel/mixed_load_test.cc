@@ -1,7 +1,7 @@
 // A mixed load that crosses the scheduler's features at random: tasks in groups with cpu.max
 // and in the root group, fair and RT, sleeping, blocking on futexes, yielding and renicing
-// one another (queued, running, delayed or throttled), on every kernel version, for 300 ms
-// of three seeds each. The kernel's
+// one another (queued, running, delayed or throttled), on every kernel version and
+// preemption model, 300 ms each. The kernel's
 // bookkeeping (runqueue counts, the balancer's view, RT lists, group sums) must hold at every
 // probe; a path that loses or double-counts a task trips an assert or an invariant here.
 #include <gtest/gtest.h>
@@ -11,6 +11,7 @@
 #include <array>
 #include <vector>
 
+#include "hw/machine.h"
 #include "kernel/sched/sched.h"
 #include "tests/kernel/group_support.h"
 #include "tests/kernel/harness.h"
@@ -55,13 +56,24 @@ user::Program mixed(user::Thread& t, Shared* sh) {
 
 }  // namespace
 
+// Seed 1 on 4 flat CPUs without autogroup, seed 2 on two sockets of two SMT cores with it,
+// seed 3 on two LLCs of four CPUs; under each preemption model a version offers.
 TEST(MixedLoad, EveryVersionKeepsItsBookkeepingUnderARandomMix) {
   for (auto v : group_support::kVersions) {
+    for (const char* model : {"none", "voluntary", "full", "lazy"}) {
     for (uint64_t seed : {1, 2, 3}) {
-      SCOPED_TRACE(std::string(kernel::version_name(v)) + " seed " + std::to_string(seed));
-      kernel::KernelConfig cfg = testing_support::no_autogroup(kernel::default_config(v));
+      SCOPED_TRACE(std::string(kernel::version_name(v)) + " " + model + " seed " +
+                   std::to_string(seed));
+      kernel::KernelConfig cfg = kernel::default_config(v);
+      if (!kernel::set_config_key(&cfg, "preempt", model).empty()) continue;  // not in v
       cfg.seed = seed;
-      Sim s(testing_support::flat_machine(4), cfg);
+      cfg.sched_autogroup_enabled = seed == 2;
+      hw::Machine m = testing_support::flat_machine(4);
+      if (seed > 1) {
+        const char* name = seed == 2 ? "synth:2x2x2" : "synth:2x4x1";
+        ASSERT_TRUE(hw::load_machine(name, &m).ok());
+      }
+      Sim s(m, cfg);
       const int a = s.k->create_task_group("/a");
       const int b = s.k->create_task_group("/b");
       s.k->set_task_group_cpu_max(a, 3000, 10000);
@@ -98,6 +110,7 @@ TEST(MixedLoad, EveryVersionKeepsItsBookkeepingUnderARandomMix) {
       EXPECT_GE(probes, 300);
       s.k->finish(300 * kMs);
       testing_support::check_invariants(*s.k, 300 * kMs);
+    }
     }
   }
 }
