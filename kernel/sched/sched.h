@@ -475,8 +475,8 @@ void activate_task(rq* rq, task_struct* p, int flags);
 void deactivate_task(rq* rq, task_struct* p, int flags);
 void add_nr_running(rq* rq, unsigned n);
 // Brings KernelImpl::lb_view[rq->cpu] and the group sums up to date after nr_running,
-// h_nr_runnable or h_nr_queued, curr or the wake list of rq changed; lb_view_update_pelt() after only its
-// PELT averages (cpu_load, cpu_util_cfs, cpu_runnable) may have.
+// h_nr_runnable or h_nr_queued, curr or the wake list of rq changed; lb_view_update_pelt()
+// after only its PELT averages (cpu_load, cpu_util_cfs, cpu_runnable) may have.
 void lb_view_update(rq* rq);
 void lb_view_update_pelt(rq* rq);
 void sub_nr_running(rq* rq, unsigned n);
