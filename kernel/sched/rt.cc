@@ -113,20 +113,44 @@ static bool dequeue_task_rt(rq* rq, task_struct* p, int /*flags*/) {
   return true;
 }
 
-// requeue_task_rt(): move p to the tail of its priority list (yield, RR expiry).
-static void requeue_task_rt(rq* rq, task_struct* p) {
+// requeue_task_rt(): move p to the tail of its priority list (yield, RR expiry), or to its
+// head.
+static void requeue_task_rt(rq* rq, task_struct* p, bool head = false) {
   if (!p->rt.on_rq) return;
   rt_prio_list* q = &rq->rt.active.queue[p->prio];
-  if (q->tail == p) return;
+  if ((head ? q->head : q->tail) == p) return;
   rt_list_del(q, p);
-  rt_list_add_tail(q, p);
+  if (head)
+    rt_list_add(q, p);
+  else
+    rt_list_add_tail(q, p);
 }
 
 static void yield_task_rt(rq* rq) { requeue_task_rt(rq, rq->curr); }
 
-// wakeup_preempt_rt(): a strictly higher priority (lower prio number) preempts at once.
+static bool cpupri_find(KernelImpl* k, const task_struct* p);
+
+// check_preempt_equal_prio(): a wakee of curr's priority that cannot move, beside a curr that
+// can (some CPU it may use runs at a lower level), goes to the head of its list and curr is
+// rescheduled, so the push after the switch moves curr away instead of leaving the wakee
+// waiting. A wakee that can go elsewhere itself is left to be pushed or pulled.
+static void check_preempt_equal_prio(rq* rq, task_struct* p) {
+  KernelImpl* k = rq->k;
+  if (rq->curr->nr_cpus_allowed == 1 || !cpupri_find(k, rq->curr)) return;
+  if (p->nr_cpus_allowed != 1 && cpupri_find(k, p)) return;
+  requeue_task_rt(rq, p, true);
+  resched_curr(rq);
+}
+
+// wakeup_preempt_rt(): a strictly higher priority (lower prio number) preempts at once; an
+// equal one may, to make room (above).
 static void wakeup_preempt_rt(rq* rq, task_struct* p, int /*flags*/) {
-  if (p->prio < rq->curr->prio) resched_curr(rq);
+  if (p->prio < rq->curr->prio) {
+    resched_curr(rq);
+    return;
+  }
+  if (p->prio == rq->curr->prio && !test_tsk_need_resched(rq->curr))
+    check_preempt_equal_prio(rq, p);
 }
 
 static task_struct* pick_task_rt(rq* rq) {
@@ -167,6 +191,14 @@ static void task_tick_rt(rq* rq, task_struct* p, int /*queued*/) {
 // most important RT task.
 static int cpupri_of_prio(int prio) { return prio < MAX_RT_PRIO ? MAX_RT_PRIO - 1 - prio : 0; }
 static int cpupri_of(KernelImpl* k, int cpu) { return cpupri_of_prio(k->rq_of(cpu)->rt.highest_prio); }
+
+// cpupri_find(): some CPU p may use runs at a level below p's own.
+static bool cpupri_find(KernelImpl* k, const task_struct* p) {
+  const int task_pri = cpupri_of_prio(p->prio);
+  for (int c = 0; c < k->nr_cpus(); ++c)
+    if (task_allowed_on(p, c) && cpupri_of(k, c) < task_pri) return true;
+  return false;
+}
 
 // cpumask_any_and_distribute() run on CPU `self`: the first CPU of `span` that `ok` accepts
 // after the last one `self` handed out (wrapping), so that successive choices rotate; -1 if

@@ -170,6 +170,30 @@ TEST(Rt, APreemptedRtTaskIsPushedToACpuRunningFairWork) {
   testing_support::check_invariants(*s.k, sim::kNsecPerSec);
 }
 
+// check_preempt_equal_prio(): a pinned FIFO task waking beside a running FIFO hog of the same
+// priority that could run elsewhere (CPU 1 runs only fair work) goes to the head of its list
+// and the hog is rescheduled, then pushed to CPU 1; without it the pinned task would wait
+// behind the hog for good (neither is pushable: one runs, the other cannot move).
+TEST(Rt, AnEqualPriorityPinnedWakeeMakesRoomByPushingTheRunningTask) {
+  kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
+  cfg.fair_server_runtime_ns = 0;
+  Sim s(flat_machine(2), cfg);
+  const int hog_rt = s.spawn(on({0, 1}, SCHED_FIFO, 10), hog);
+  s.spawn(on({1}), hog);
+  const int pinned = s.spawn(on({0}, SCHED_FIFO, 10), [](user::Thread& t) -> user::Program {
+    for (;;) {
+      co_await t.nanosleep(10 * sim::kNsecPerMsec);
+      co_await t.compute(sim::kNsecPerMsec);
+    }
+  }, 100 * sim::kNsecPerUsec);
+  s.run(sim::kNsecPerSec);
+  const kernel::task_struct& p = s.task(pinned);
+  EXPECT_GT(p.stats.run_ns, 85 * sim::kNsecPerMsec);  // about 90 bursts of 1 ms
+  EXPECT_LT(p.stats.wait_max_ns, 100000u);
+  EXPECT_GT(s.task(hog_rt).stats.nr_migrations, 0u);
+  testing_support::check_invariants(*s.k, sim::kNsecPerSec);
+}
+
 // Pull (balance_rt when a CPU's RT priority drops): an RT task queued behind a pinned RT
 // hog runs whenever the other CPU's more important RT task sleeps. With RT_PUSH_IPI (the
 // default) the overloaded CPU pushes it over on an IPI; without, the CPU pulls it itself.
