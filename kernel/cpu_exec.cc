@@ -144,7 +144,7 @@ void cpu_switch(rq* rq, task_struct* prev, task_struct* next, sim::Time now) {
       ex.irq_idle_ns -= pending;
       ex.sys_ns += pending;
       // put_prev_task_idle() (7.0; 6.12 and 6.18 sample at the next ttwu_do_activate())
-      if (k->cfg_.version == KernelVersion::V7_0) update_rq_avg_idle(rq, now);
+      if (v70(k)) update_rq_avg_idle(rq, now);
       k->nr_idle_cpus--;
     }
     smt_update_sibling(k, rq->cpu, !next->is_idle, now);

@@ -243,4 +243,8 @@ class KernelImpl final : public Kernel {
   Warnings warnings_;
 };
 
+// The profile a path differs by (kernel/config.h, `kernel = 6.12 | 6.18 | 7.0`).
+inline bool v612(const KernelImpl* k) { return k->cfg_.version == KernelVersion::V6_12; }
+inline bool v70(const KernelImpl* k) { return k->cfg_.version == KernelVersion::V7_0; }
+
 }  // namespace kernel

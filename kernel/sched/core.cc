@@ -105,7 +105,7 @@ bool sched_idle_rq(const rq* rq) { return rq->nr_running && rq->nr_running == rq
 bool sched_idle_cpu(KernelImpl* k, int cpu) { return sched_idle_rq(k->rq_of(cpu)); }
 
 unsigned lb_h_nr_running(const rq* rq) {
-  return rq->k->cfg_.version == KernelVersion::V6_12 ? rq->cfs.h_nr_queued : rq->cfs.h_nr_runnable;
+  return v612(rq->k) ? rq->cfs.h_nr_queued : rq->cfs.h_nr_runnable;
 }
 
 lb_cpu lb_cpu_of(const rq* rq) {
@@ -321,8 +321,7 @@ static void ttwu_do_activate(rq* rq, task_struct* p, int wake_flags) {
   p->__state = TASK_RUNNING;  // ttwu_do_wakeup()
   trace_sched_wakeup(rq, p);
   if (p->sched_class->task_woken) p->sched_class->task_woken(rq, p);
-  if (rq->k->cfg_.version != KernelVersion::V7_0 && rq->idle_stamp)
-    update_rq_avg_idle(rq, static_cast<sim::Time>(rq->clock));
+  if (!v70(rq->k) && rq->idle_stamp) update_rq_avg_idle(rq, static_cast<sim::Time>(rq->clock));
 }
 
 // ttwu_queue_cond(): queue the wakeup on the target's wake list (and IPI it) when the waker

@@ -27,14 +27,13 @@ namespace {
 // (throttled_lb_pair(), lb_throttled_hierarchy(); the source's throttled tasks are off the
 // runqueue), allowed on dst, not running, not cache hot unless balancing keeps failing.
 bool can_migrate_task(KernelImpl* k, task_struct* p, const lb_env& env) {
-  if (p->se.sched_delayed && env.type != migrate_load && k->cfg_.version != KernelVersion::V6_12)
-    return false;
+  if (p->se.sched_delayed && env.type != migrate_load && !v612(k)) return false;
   if (throttled_hierarchy(task_group_cfs_rq(p, env.dst_cpu))) return false;
   if (!task_allowed_on(p, env.dst_cpu)) return false;
   // task_is_ineligible_on_dst_cpu(): while balancing has not failed, keep a task that is not
   // eligible where it is from joining a queue (it would be placed with its negative lag).
   // Not in 6.12 (v6.18's can_migrate_task() has it).
-  if (k->cfg_.version != KernelVersion::V6_12 && !env.sd->nr_balance_failed &&
+  if (!v612(k) && !env.sd->nr_balance_failed &&
       k->cfg_.feat(__SCHED_FEAT_PLACE_LAG) &&
       task_group_cfs_rq(p, env.dst_cpu)->nr_queued && !entity_eligible(cfs_rq_of(&p->se), &p->se))
     return false;

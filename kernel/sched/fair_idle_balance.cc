@@ -99,7 +99,7 @@ bool sched_balance_newidle(rq* rq) {
   }
   if (rq->next_balance > next_balance) rq->next_balance = next_balance;
   if (rq->nr_running > 0) {
-    if (k->cfg_.version != KernelVersion::V7_0) rq->idle_stamp = 0;  // (6.12, 6.18)
+    if (!v70(k)) rq->idle_stamp = 0;  // (6.12, 6.18)
     return true;
   }
   nohz_newidle_balance(rq);

@@ -7,8 +7,6 @@
 
 namespace kernel {
 
-inline bool v612(const KernelImpl* k) { return k->cfg_.version == KernelVersion::V6_12; }
-inline bool v70(const KernelImpl* k) { return k->cfg_.version == KernelVersion::V7_0; }
 inline bool feat(const rq* rq, sched_feat_bit b) { return rq->k->cfg_.feat(b); }
 inline rq* rq_of(cfs_rq* cfs) { return cfs->rq; }
 
