@@ -1,7 +1,8 @@
 // The runner's measured window with many threads on few CPUs: the threads are created before
 // it opens and it closes when its time is up, however many busy threads compete with the
-// main thread for a CPU. Bounds are generous (a loaded 2-CPU VM); without the start gate and
-// the threads' own end check, 200 spinning threads on 2 CPUs made a 100 ms run take seconds.
+// main thread for a CPU. Bounds are generous (a loaded 2-CPU VM, a container throttled by its
+// cpu.max for several 100 ms periods); without the start gate and the threads' own end check,
+// 200 spinning threads on 2 CPUs made a 100 ms run take seconds.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -12,7 +13,7 @@ namespace {
 
 constexpr int kThreads = 200;
 constexpr int64_t kDurationNs = 100'000'000;
-constexpr double kSlackS = 0.15;
+constexpr double kSlackS = 0.6;
 
 TEST(RunnerWindow, ExtendSched2WithManyThreadsMeasuresTheRequestedWindow) {
   real::Params p = real::default_params(real::Workload::kExtendSched2);
