@@ -100,6 +100,10 @@ struct KernelConfig {
   // Boot parameter skew_tick=1: CPU n's tick is offset by n * (TICK_NSEC / 2 / nr_cpus)
   // (tick_setup_sched_timer()); 0, the default, puts every CPU's tick on one grid.
   bool skew_tick = false;
+  // The timer slack of the fair tasks' sleeps (task_struct::timer_slack_ns, inherited from
+  // init's 50 us through every fork; prctl(PR_SET_TIMERSLACK) changes it per task, not
+  // modelled). __setscheduler_params() gives RT and deadline tasks none.
+  sim::Time timer_slack_ns = 50000;
   // Who forks the threads (not a Linux setting): `task` (true), the launcher, a task of its
   // own that takes CPU time and load where it runs (kernel/fork.cc); `outside` (false), a
   // parent off the machine that costs nothing and forks each thread from its first allowed

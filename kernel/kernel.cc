@@ -93,6 +93,7 @@ KernelImpl::KernelImpl(sim::Engine* engine, const hw::Machine& machine, const Ke
   }
   nr_idle_cpus = n;
   lb_view.assign(static_cast<size_t>(n), lb_cpu{});
+  hrtimer_bases.resize(static_cast<size_t>(n));
   balance_scratch.reserve(256);
   build_sched_domains(this);
   softirq_ops = softirq_select(cfg_.softirq);
@@ -302,8 +303,7 @@ int KernelImpl::create_thread(int tgid, const TaskAttr& attr, std::unique_ptr<Us
     // nothing, its timer due at `start`, where the hrtimer wakes it like any sleeper.
     p->__state = TASK_INTERRUPTIBLE;
     p->se.avg = sched_avg{};
-    p->sleep_timer.arg = static_cast<uint32_t>(p->cpu);
-    engine_->arm(&p->sleep_timer, start);
+    hrtimer_sleeper_start(rq_of(p->cpu), p.get(), start, 0);
     mm_cid_ops->fork(rq_of(p->cpu), p.get());  // forked before the run: sched_mm_cid_fork()
   } else if (!cfg_.launcher_task) {
     // launcher=outside: a parent off the machine forks the threads one after another.

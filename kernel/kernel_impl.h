@@ -12,6 +12,7 @@
 #include "kernel/config.h"
 #include "kernel/kernel.h"
 #include "kernel/sched/sched.h"
+#include "kernel/time/hrtimer.h"
 #include "kernel/uapi.h"
 #include "sim/engine.h"
 
@@ -195,6 +196,7 @@ class KernelImpl final : public Kernel {
   std::vector<std::unique_ptr<sd_group_list>> sd_group_lists;
   std::vector<int> llc_nr_idle_scan;  // per LLC: sd_llc_shared->nr_idle_scan (SIS_UTIL)
   std::vector<int> all_cpus;          // 0..nr_cpus-1 (cpu_online_mask)
+  std::vector<hrtimer_sleeper_base> hrtimer_bases;  // per CPU: its queued sleep timers
   // Per CPU: the last CPU cpumask_any_and_distribute() chose there (RT placement).
   std::vector<int> distribute_cpu_mask_prev;
   struct mm_struct* mm_of(int tgid);

@@ -77,6 +77,12 @@ std::vector<Setting> make_settings() {
       {.name = "skew_tick", .type = T::Boot01,
        .help = "boot parameter skew_tick: offset CPU n's tick by n * TICK_NSEC / 2 / nr_cpus",
        .get = get_field<&K::skew_tick>, .set = set_field<&K::skew_tick>},
+      {.name = "timer_slack_ns", .type = T::Int,
+       .help = "the fair tasks' timer slack (PR_SET_TIMERSLACK; init's default): a sleep ends "
+               "at the first timer interrupt of its CPU in [expiry, expiry + slack]; RT tasks "
+               "have none",
+       .lo = 0, .hi = 1000000000, .unit = "ns",
+       .get = get_field<&K::timer_slack_ns>, .set = set_field<&K::timer_slack_ns>},
       {.name = "launcher", .type = T::Enum,
        .help = "who forks the threads: a task that takes CPU time and load where it runs, or a "
                "parent off the machine that costs nothing (not a Linux setting)",

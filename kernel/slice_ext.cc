@@ -91,6 +91,7 @@ void slice_ext_timer_fn(sim::Timer* t, sim::Time now) {
   trace_hrtimer_expire_entry(rq, TraceHrtimer::slice_ext_timer, static_cast<uint64_t>(rq->cpu));
   slice_ext(rq)->timer_fn(rq);
   trace_hrtimer_expire_exit(rq, TraceHrtimer::slice_ext_timer, static_cast<uint64_t>(rq->cpu));
+  __hrtimer_run_queues(rq, now);
   trace_irq_handler_exit(rq, kIrqLocalTimer);
   irqentry_exit(rq);
 }

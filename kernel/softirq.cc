@@ -18,6 +18,7 @@
 #include "kernel/entry/common.h"
 #include "kernel/kernel_impl.h"
 #include "kernel/syscalls.h"
+#include "kernel/time/hrtimer.h"
 #include "kernel/trace_points.h"
 
 namespace kernel {
@@ -313,7 +314,7 @@ task_struct* kthread_create(KernelImpl* k, TaskAttr attr, void (*fn)(rq* rq, tas
   attr.preexisting = true;
   k->create_thread(k->kthreadd_tgid, attr, std::make_unique<KthreadContext>(), 0);
   task_struct* p = k->tasks().back().get();
-  k->engine()->cancel(&p->sleep_timer);  // asleep until woken
+  hrtimer_sleeper_cancel(k, p);  // asleep until woken
   p->exec = ExecKind::Kthread;
   p->kthread_fn = fn;
   return p;

@@ -47,13 +47,15 @@ int64_t sys_sched_yield(rq* rq, task_struct* p, const UserAction&) {
 
 int64_t sys_getpid(rq*, task_struct* p, const UserAction&) { return p->tgid; }
 
-// hrtimer_nanosleep(): arm the task's hrtimer on this CPU and block until it fires.
+// hrtimer_nanosleep(): arm the task's hrtimer on this CPU, from `expires` to `expires` + its
+// timer slack (none for RT: __setscheduler_params()), and block until it fires. A window
+// that has already closed returns at once.
 int64_t sleep_until(rq* rq, task_struct* p, sim::Time expires) {
   KernelImpl* k = rq->k;
-  if (expires <= k->now()) return 0;
+  const sim::Time slack = rt_policy(p->policy) ? 0 : k->cfg_.timer_slack_ns;
+  if (expires + slack <= k->now()) return 0;
   cpu_charge(rq, k->machine_.costs.hrtimer_program_ns);
-  p->sleep_timer.arg = static_cast<uint32_t>(rq->cpu);
-  hrtimer_start(rq, &p->sleep_timer, expires);
+  hrtimer_sleeper_start(rq, p, expires, slack);
   p->__state = TASK_INTERRUPTIBLE;
   return 0;
 }
@@ -316,7 +318,7 @@ void do_exit(rq* rq, task_struct* p) {
   p->exec = ExecKind::Dead;
   p->__state = TASK_DEAD;
   trace_sched_process_exit(rq, p);
-  rq->k->engine()->cancel(&p->sleep_timer);
+  hrtimer_sleeper_cancel(rq->k, p);
   // exit_mm(): the last thread of a process takes its [task_shared] pages with it.
   bool last = true;
   for (const auto& t : rq->k->tasks())

@@ -262,6 +262,7 @@ void dl_server_timer_fn(sim::Timer* t, sim::Time now) {
       dl_server_update_defer(rq);
     }
   }
+  __hrtimer_run_queues(rq, now);
   irqentry_exit(rq);
 }
 

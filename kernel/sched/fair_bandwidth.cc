@@ -262,6 +262,7 @@ void sched_cfs_period_timer(sim::Timer* t, sim::Time now) {
     cfs_b->period_active = false;
   else
     hrtimer_start(rq, &cfs_b->period_timer, cfs_b->period_expires);
+  __hrtimer_run_queues(rq, now);
   irqentry_exit(rq);
 }
 

@@ -208,6 +208,7 @@ struct alignas(64) task_struct {
   // In the line after them: a sleep's timer, and what a wakeup's select_task_rq() reads of
   // the affinity (the mask's words pointer).
   sim::Timer sleep_timer;            // hrtimer of nanosleep
+  int hrtimer_pos = -1;              // its place in its CPU's hrtimer_sleeper_base, -1 if none
   int nr_cpus_allowed = 0;
   cpumask cpus_mask;                 // allowed CPUs (1 KB at 8192 CPUs)
   int pid = 0;

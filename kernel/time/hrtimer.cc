@@ -1,5 +1,7 @@
-// hrtimer_start() and the nanosleep timer's handler (kernel/time/hrtimer.c).
+// hrtimer_start(), the sleepers' timerqueue and its expiry (kernel/time/hrtimer.c).
 #include "kernel/time/hrtimer.h"
+
+#include <cassert>
 
 #include "kernel/entry/common.h"
 #include "kernel/kernel_impl.h"
@@ -15,14 +17,111 @@ void hrtimer_start(rq* rq, sim::Timer* t, sim::Time expires) {
   k->engine()->arm(t, expires + late);
 }
 
+namespace {
+
+using node = hrtimer_sleeper_base::node;
+
+bool before(const node& a, const node& b) {
+  return a.expires != b.expires ? a.expires < b.expires : a.seq < b.seq;
+}
+
+void place(std::vector<node>& h, size_t i, const node& n) {
+  h[i] = n;
+  n.p->hrtimer_pos = static_cast<int>(i);
+}
+
+void sift_up(std::vector<node>& h, size_t i) {
+  const node n = h[i];
+  while (i > 0) {
+    const size_t parent = (i - 1) / 2;
+    if (!before(n, h[parent])) break;
+    place(h, i, h[parent]);
+    i = parent;
+  }
+  place(h, i, n);
+}
+
+void sift_down(std::vector<node>& h, size_t i) {
+  const node n = h[i];
+  const size_t size = h.size();
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= size) break;
+    if (c + 1 < size && before(h[c + 1], h[c])) ++c;
+    if (!before(h[c], n)) break;
+    place(h, i, h[c]);
+    i = c;
+  }
+  place(h, i, n);
+}
+
+// __remove_hrtimer(): takes p's timer out of its CPU's queue.
+void remove_sleeper(hrtimer_sleeper_base* b, task_struct* p) {
+  std::vector<node>& h = b->heap;
+  const size_t i = static_cast<size_t>(p->hrtimer_pos);
+  assert(i < h.size() && h[i].p == p);
+  p->hrtimer_pos = -1;
+  const node last = h.back();
+  h.pop_back();
+  if (i == h.size()) return;
+  place(h, i, last);
+  if (i > 0 && before(last, h[(i - 1) / 2]))
+    sift_up(h, i);
+  else
+    sift_down(h, i);
+}
+
+hrtimer_sleeper_base* base_of(KernelImpl* k, const task_struct* p) {
+  return &k->hrtimer_bases[p->sleep_timer.arg];
+}
+
+}  // namespace
+
+void hrtimer_sleeper_start(rq* rq, task_struct* p, sim::Time soft, sim::Time slack) {
+  KernelImpl* k = rq->k;
+  assert(p->hrtimer_pos < 0);
+  p->sleep_timer.arg = static_cast<uint32_t>(rq->cpu);
+  hrtimer_sleeper_base* b = base_of(k, p);
+  b->heap.push_back({soft + slack, soft, b->next_seq++, p});
+  sift_up(b->heap, b->heap.size() - 1);
+  hrtimer_start(rq, &p->sleep_timer, soft + slack);
+}
+
+void hrtimer_sleeper_cancel(KernelImpl* k, task_struct* p) {
+  if (p->hrtimer_pos >= 0) remove_sleeper(base_of(k, p), p);
+  k->engine()->cancel(&p->sleep_timer);
+}
+
+void __hrtimer_run_queues(rq* rq, sim::Time now) {
+  KernelImpl* k = rq->k;
+  std::vector<node>& h = k->hrtimer_bases[static_cast<size_t>(rq->cpu)].heap;
+  const sim::Timer& tick = rq->ex.tick_timer;
+  while (!h.empty()) {
+    const node first = h.front();
+    if (now < first.softexpires) break;
+    // The queued tick, not yet due, ahead of this timer: the walk stops at it.
+    if (tick.armed && rq->ex.tick_expires > now && rq->ex.tick_expires < first.expires) break;
+    task_struct* p = first.p;
+    remove_sleeper(&k->hrtimer_bases[static_cast<size_t>(rq->cpu)], p);
+    k->engine()->cancel(&p->sleep_timer);
+    trace_hrtimer_expire_entry(rq, TraceHrtimer::hrtimer_wakeup, static_cast<uint64_t>(p->pid));
+    try_to_wake_up(k, p, 0);
+    trace_hrtimer_expire_exit(rq, TraceHrtimer::hrtimer_wakeup, static_cast<uint64_t>(p->pid));
+  }
+}
+
 void hrtimer_sleep_fn(sim::Timer* t, sim::Time now) {
   task_struct* p = static_cast<task_struct*>(t->ctx);
   rq* rq = p->kern->rq_of(static_cast<int>(t->arg));
   irqentry_enter(rq, now);
   trace_irq_handler_entry(rq, kIrqLocalTimer, "local_timer");
-  trace_hrtimer_expire_entry(rq, TraceHrtimer::hrtimer_wakeup, static_cast<uint64_t>(p->pid));
-  try_to_wake_up(p->kern, p, 0);
-  trace_hrtimer_expire_exit(rq, TraceHrtimer::hrtimer_wakeup, static_cast<uint64_t>(p->pid));
+  if (t == &p->sleep_timer) {
+    __hrtimer_run_queues(rq, now);  // p's timer is due, so the walk reaches it
+  } else {  // the launcher's wakeup stand-in (kernel/fork.cc): no queued timer
+    trace_hrtimer_expire_entry(rq, TraceHrtimer::hrtimer_wakeup, static_cast<uint64_t>(p->pid));
+    try_to_wake_up(p->kern, p, 0);
+    trace_hrtimer_expire_exit(rq, TraceHrtimer::hrtimer_wakeup, static_cast<uint64_t>(p->pid));
+  }
   trace_irq_handler_exit(rq, kIrqLocalTimer);
   irqentry_exit(rq);
 }

@@ -60,6 +60,7 @@ void tick_sched_timer_fn(sim::Timer* t, sim::Time now) {
     tick_sched_timer_start(rq, next);
   }
   trace_hrtimer_expire_exit(rq, TraceHrtimer::tick_nohz_handler, static_cast<uint64_t>(rq->cpu));
+  __hrtimer_run_queues(rq, now);
   trace_irq_handler_exit(rq, kIrqLocalTimer);
   irqentry_exit(rq);
 }
@@ -74,6 +75,7 @@ void hrtick_timer_fn(sim::Timer* t, sim::Time now) {
   task_struct* curr = rq->curr;
   if (!curr->is_idle) curr->sched_class->task_tick(rq, curr, 1);
   trace_hrtimer_expire_exit(rq, TraceHrtimer::hrtick, static_cast<uint64_t>(rq->cpu));
+  __hrtimer_run_queues(rq, now);
   trace_irq_handler_exit(rq, kIrqLocalTimer);
   irqentry_exit(rq);
 }

@@ -49,6 +49,14 @@ inline kernel::KernelConfig no_autogroup(
   return cfg;
 }
 
+// A config whose sleeps end exactly at the time asked for (timer_slack_ns = 0): for tests that
+// need a sleeper awake at a given instant or apart from other sleepers' interrupts.
+inline kernel::KernelConfig exact_sleeps(
+    kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0)) {
+  cfg.timer_slack_ns = 0;
+  return cfg;
+}
+
 struct Sim {
   sim::Engine engine;
   std::unique_ptr<kernel::KernelImpl> k;
@@ -247,7 +255,30 @@ inline void check_structure(const kernel::KernelImpl& k) {
     EXPECT_EQ(rq.nr_running, rq.cfs.h_nr_queued + rq.rt.rt_nr_running) << "cpu " << c;
     EXPECT_LE(rq.cfs.h_nr_runnable, rq.cfs.h_nr_queued) << "cpu " << c;
   }
+  // Each CPU's sleep timers: a heap by (hard expiry, arming order) whose tasks know their
+  // place, each asleep with its timer armed for its hard expiry or after it (the interrupt's
+  // delivery delay).
+  for (int c = 0; c < k.nr_cpus(); ++c) {
+    const auto& h = k.hrtimer_bases[static_cast<size_t>(c)].heap;
+    for (size_t i = 0; i < h.size(); ++i) {
+      const kernel::task_struct* p = h[i].p;
+      EXPECT_EQ(p->hrtimer_pos, static_cast<int>(i)) << "cpu " << c;
+      EXPECT_EQ(p->sleep_timer.arg, static_cast<uint32_t>(c)) << "pid " << p->pid;
+      EXPECT_EQ(p->__state, kernel::TASK_INTERRUPTIBLE) << "pid " << p->pid;
+      EXPECT_TRUE(p->sleep_timer.armed && p->sleep_timer.expires >= h[i].expires)
+          << "pid " << p->pid;
+      EXPECT_LE(h[i].softexpires, h[i].expires) << "pid " << p->pid;
+      if (i > 0) {
+        const auto& up = h[(i - 1) / 2];
+        EXPECT_TRUE(up.expires < h[i].expires || (up.expires == h[i].expires && up.seq < h[i].seq))
+            << "cpu " << c << " heap order at " << i;
+      }
+    }
+  }
   for (const auto& t : k.tasks()) {
+    if (t->hrtimer_pos < 0) {
+      EXPECT_FALSE(t->sleep_timer.armed) << "pid " << t->pid << ": an armed sleep timer not queued";
+    }
     int current_on = 0, queued_on = 0;
     for (int c = 0; c < k.nr_cpus(); ++c) {
       const kernel::rq& rq = k.cpu_rq(c);

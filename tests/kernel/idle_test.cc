@@ -125,7 +125,8 @@ TEST(NohzIdle, ANewlyIdleCpuRefreshesTheBlockedLoadOfTickStoppedCpus) {
 TEST(NewidleBalance, ACpuWithAQueuedWakeupDoesNotBalance) {
   hw::Machine m;
   ASSERT_TRUE(hw::load_machine("synth:2x4x1", &m).ok());
-  Sim s(testing_support::exact_timers(m), testing_support::no_autogroup());
+  Sim s(testing_support::exact_timers(m),
+        testing_support::exact_sleeps(testing_support::no_autogroup()));
   kernel::UserWord w;
   auto hog = [](user::Thread& t) -> user::Program {
     for (;;) co_await t.compute(sim::kNsecPerSec);

@@ -57,7 +57,9 @@ TEST(RtAppEvents, SleepAddsItsTimeToEachLoop) {
 TEST(RtAppEvents, RelativeTimerKeepsThePeriodAndReportsSlack) {
   const report::Results r = run_tasks("timer", R"("a": {"run": 2000, "timer": {"ref": "unique", "period": 10000}})");
   EXPECT_EQ(metric(r, "rt_app_a_loops"), 10);
-  EXPECT_NEAR(metric(r, "rt_app_a_slack_mean_us"), 8000, 20);
+  // 10 ms less the 2 ms run, less the up to 50 us by which a SCHED_OTHER task's timer wakes
+  // it late (its timer slack), which the relative timer carries into the next period.
+  EXPECT_NEAR(metric(r, "rt_app_a_slack_mean_us"), 8000 - 50, 20);
   EXPECT_GE(metric(r, "rt_app_a_wu_lat_mean_us"), 0);
   EXPECT_EQ(metric(r, "rt_app_a_timer_overruns"), 0);
 }
