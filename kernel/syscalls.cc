@@ -53,7 +53,7 @@ int64_t sys_getpid(rq*, task_struct* p, const UserAction&) { return p->tgid; }
 int64_t sleep_until(rq* rq, task_struct* p, sim::Time expires) {
   KernelImpl* k = rq->k;
   const sim::Time slack = rt_policy(p->policy) ? 0 : k->cfg_.timer_slack_ns;
-  if (expires + slack <= k->now()) return 0;
+  if (expires <= k->now() - slack) return 0;
   cpu_charge(rq, k->machine_.costs.hrtimer_program_ns);
   hrtimer_sleeper_start(rq, p, expires, slack);
   p->__state = TASK_INTERRUPTIBLE;
@@ -63,13 +63,16 @@ int64_t sleep_until(rq* rq, task_struct* p, sim::Time expires) {
 // nanosleep(ns): arg[0] = duration in ns.
 int64_t sys_nanosleep(rq* rq, task_struct* p, const UserAction& a) {
   if (a.arg[0] < 0) return -EINVAL;
-  return sleep_until(rq, p, rq->k->now() + a.arg[0]);
+  const sim::Time now = rq->k->now();
+  return sleep_until(rq, p, a.arg[0] > sim::kTimeMax - now ? sim::kTimeMax : now + a.arg[0]);
 }
 
 // clock_nanosleep(CLOCK_MONOTONIC, flags, t): arg[0] = 1 for TIMER_ABSTIME, arg[1] = ns.
 int64_t sys_clock_nanosleep(rq* rq, task_struct* p, const UserAction& a) {
   if (a.arg[1] < 0) return -EINVAL;
-  const sim::Time t = a.arg[0] ? a.arg[1] : rq->k->now() + a.arg[1];
+  const sim::Time now = rq->k->now();
+  const sim::Time rel_end = a.arg[1] > sim::kTimeMax - now ? sim::kTimeMax : now + a.arg[1];
+  const sim::Time t = a.arg[0] ? a.arg[1] : rel_end;
   return sleep_until(rq, p, t);
 }
 
