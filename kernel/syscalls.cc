@@ -1,4 +1,4 @@
-// The syscalls the simulated programs use: sched_yield, nanosleep, clock_nanosleep, futex,
+// The syscalls the simulated programs use: read, sched_yield, nanosleep, clock_nanosleep, futex,
 // getpid, setpriority, set_tid_address, exit (recvmsg: kernel/net/sock.cc; sendto:
 // kernel/softirq.cc). Mirrors kernel/sched/syscalls.c, kernel/time/hrtimer.c, kernel/futex/,
 // kernel/sys.c, kernel/fork.c; sched_setattr and sched_getattr (kernel/sched/syscalls.c).
@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "kernel/cpu_exec.h"
+#include "kernel/entry/common.h"
 #include "kernel/kernel_impl.h"
 #include "kernel/net/sock.h"
 #include "kernel/time/hrtimer.h"
@@ -74,6 +75,37 @@ int64_t sys_clock_nanosleep(rq* rq, task_struct* p, const UserAction& a) {
   const sim::Time rel_end = a.arg[1] > sim::kTimeMax - now ? sim::kTimeMax : now + a.arg[1];
   const sim::Time t = a.arg[0] ? a.arg[1] : rel_end;
   return sleep_until(rq, p, t);
+}
+
+// The interrupt of a read's data arriving on the CPU that asked for it (blk-mq completes a
+// request on its submitting CPU; a socket's packet is taken as arriving there too): it wakes
+// the reader, at the time the data arrives, with no timer slack.
+void read_complete_irq(sim::Timer* t, sim::Time now) {
+  task_struct* p = static_cast<task_struct*>(t->ctx);
+  rq* rq = p->kern->rq_of(static_cast<int>(t->arg));
+  irqentry_enter(rq, now);
+  trace_irq_handler_entry(rq, kIrqDevice, "read_complete");
+  try_to_wake_up(p->kern, p, 0);
+  trace_irq_handler_exit(rq, kIrqDevice);
+  irqentry_exit(rq);
+}
+
+// read(): arg[0] = ns until the data arrives (a disk's completion, a peer's reply). The
+// task blocks until the arrival's interrupt wakes it; the request's submission is priced as
+// programming a timer. The task's sleep timer stands for the device (hrtimer_sleeper_start()
+// takes it back), outside the CPU's sleep-timer queue: no other interrupt ends the wait.
+int64_t sys_read(rq* rq, task_struct* p, const UserAction& a) {
+  if (a.arg[0] < 0) return -EINVAL;
+  if (a.arg[0] == 0) return 0;
+  KernelImpl* k = rq->k;
+  const sim::Time now = k->now();
+  cpu_charge(rq, k->machine_.costs.hrtimer_program_ns);
+  p->sleep_timer.fn = read_complete_irq;
+  p->sleep_timer.arg = static_cast<uint32_t>(rq->cpu);
+  const sim::Time arrives = a.arg[0] > sim::kTimeMax - now ? sim::kTimeMax : now + a.arg[0];
+  hrtimer_start(rq, &p->sleep_timer, arrives);
+  p->__state = TASK_INTERRUPTIBLE;
+  return 0;
 }
 
 // futex_wake(): wakes up to n waiters of w from the head of its queue; returns how many.
@@ -285,6 +317,7 @@ int64_t sys_exit(rq* rq, task_struct* p, const UserAction&) {
 
 struct Registrar {
   Registrar() {
+    register_syscall(NR_read, sys_read);
     register_syscall(NR_sched_yield, sys_sched_yield);
     register_syscall(NR_nanosleep, sys_nanosleep);
     register_syscall(NR_clock_nanosleep, sys_clock_nanosleep);

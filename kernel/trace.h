@@ -53,6 +53,7 @@ inline constexpr long kTraceStatePreempted = 0x100;  // TASK_REPORT_MAX: "R+"
 inline constexpr int kIrqLocalTimer = 236;    // LOCAL_TIMER_VECTOR: the tick, hrtimers
 inline constexpr int kIrqReschedule = 253;    // RESCHEDULE_VECTOR
 inline constexpr int kIrqCallFunction = 251;  // CALL_FUNCTION_SINGLE_VECTOR
+inline constexpr int kIrqDevice = 33;         // a device's MSI vector: a read's data arriving
 
 // The hrtimers whose expiry is traced, identified as `function` (hrtimer_expire_entry).
 enum class TraceHrtimer : uint8_t { tick_nohz_handler, hrtick, hrtimer_wakeup, slice_ext_timer };

@@ -26,6 +26,7 @@ struct task_struct;
 
 // x86_64 syscall numbers (arch/x86/entry/syscalls/syscall_64.tbl).
 enum : int {
+  NR_read = 0,
   NR_sched_yield = 24,
   NR_nanosleep = 35,
   NR_getpid = 39,

@@ -48,6 +48,9 @@ class Thread : public kernel::UserContext {
     return act(kernel::UserAction::SpinWhileEq, 0, v, 0, 0, 0, w);
   }
   Action sched_yield() { return syscall(kernel::NR_sched_yield); }
+  // read() of data that arrives `ns` from now (a disk's completion, a network peer's reply):
+  // blocks until the arrival's interrupt on this CPU wakes it. Unlike a sleep, no timer slack.
+  Action read_after(int64_t ns) { return syscall(kernel::NR_read, ns); }
   // Sleeps for `ns` (nanosleep).
   Action nanosleep(int64_t ns) { return syscall(kernel::NR_nanosleep, ns); }
   // Sleeps until absolute simulated time `t` (clock_nanosleep with TIMER_ABSTIME).

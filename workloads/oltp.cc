@@ -1,9 +1,11 @@
 // oltp: a Swingbench-like transaction mix, the other workload the slice extension was measured
-// with (Swingbench, beside the lock-table test; docs/workloads.md). Many clients each sleep a
-// think time, then run a transaction of a few steps; a step computes, takes one of a set of
-// latches (spin locks, asking for a slice extension while holding it) for a short critical
-// section, and sometimes waits for I/O. Reports transactions per second, the transaction latency and the lock and
-// extension metrics of locktable.
+// with (Swingbench, beside the lock-table test; docs/workloads.md). Many sessions each wait
+// for their client's next call (a read that returns after the think time), then run a
+// transaction of a few steps; a step computes, takes one of a set of latches (spin locks,
+// asking for a slice extension while holding it) for a short critical section, and sometimes
+// waits for a disk read. Both waits end at an interrupt, not a timer: no timer slack. Reports
+// transactions per second, the transaction latency and the lock and extension metrics of
+// locktable.
 #include <algorithm>
 #include <cstdio>
 
@@ -33,7 +35,7 @@ struct Shared {
 user::Program oltp_client(user::Thread& t, Shared* s, Client* c) {
   c->init_ret = co_await c->ext.init(t);
   for (;;) {
-    co_await t.nanosleep(s->think.sample(t.rng()));  // the user's think time
+    co_await t.read_after(s->think.sample(t.rng()));  // the client's next call
     const int64_t begin = t.now();
     for (int step = 0; step < s->steps; ++step) {
       co_await t.compute(s->work.sample(t.rng()));
@@ -44,7 +46,7 @@ user::Program oltp_client(user::Thread& t, Shared* s, Client* c) {
       co_await t.compute(s->cs.sample(t.rng()));
       latch->unlock(t);
       if (c->ext.release(t)) co_await c->ext.yield(t);
-      if (t.rng().uniform01() < s->io_prob) co_await t.nanosleep(s->io.sample(t.rng()));
+      if (t.rng().uniform01() < s->io_prob) co_await t.read_after(s->io.sample(t.rng()));
     }
     s->transaction_ns.add(t.now() - begin);
     s->transactions++;
@@ -122,12 +124,12 @@ WorkloadInfo oltp_workload() {
           "take a random latch (spin lock) asking for a slice extension, and sometimes wait for I/O",
           {{"clients", "1000", "client threads (sessions)"},
            {"latches", "16", "latches (spin locks); each step takes a random one"},
-           {"think", "exp:1ms", "think time between transactions (sleep)"},
+           {"think", "exp:1ms", "think time between transactions (a read of the next call)"},
            {"steps", "4", "steps per transaction"},
            {"work", "exp:50us", "work of one step outside the latch"},
            {"cs", "uniform:1us:5us", "latch hold time"},
            {"io_prob", "0.2", "probability that a step waits for I/O after its latch"},
-           {"io", "exp:100us", "I/O wait (sleep)"},
+           {"io", "exp:100us", "I/O wait (a read from disk)"},
            {"hogs", "0", "CPU hog threads (-1 = one per CPU)"},
            hogs_start_param(),
            ext_param("the clients use"),

@@ -80,6 +80,7 @@ hrtimer_sleeper_base* base_of(KernelImpl* k, const task_struct* p) {
 void hrtimer_sleeper_start(rq* rq, task_struct* p, sim::Time soft, sim::Time slack) {
   KernelImpl* k = rq->k;
   assert(p->hrtimer_pos < 0);
+  p->sleep_timer.fn = hrtimer_sleep_fn;  // sys_read() may have lent it to a device
   p->sleep_timer.arg = static_cast<uint32_t>(rq->cpu);
   hrtimer_sleeper_base* b = base_of(k, p);
   const sim::Time hard = soft > sim::kTimeMax - slack ? sim::kTimeMax : soft + slack;

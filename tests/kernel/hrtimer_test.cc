@@ -2,7 +2,8 @@
 // from the time it asked for to that time plus its timer slack (50 us), at the first timer
 // interrupt of its CPU in that window; an RT task's ends at the time asked for.
 // __hrtimer_run_queues() walks the CPU's timers in hard-expiry order and stops at the first
-// whose window has not begun, the queued tick included.
+// whose window has not begun, the queued tick included. A read (a device's interrupt) has no
+// slack.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -120,6 +121,32 @@ TEST(Hrtimer, TheWalkStopsAtTheQueuedTick) {
   s.run(10 * kMs);
   expect_at(e, x, 7980 * kUs);
   expect_at(e, y, 8 * kMs);
+}
+
+// A read ends when its data arrives: the interrupt that wakes it is the device's, not a
+// timer's, so no slack delays it; a sleep due at the same time on the same CPU still ends at
+// the end of its slack. A read of 0 returns at once.
+TEST(Hrtimer, AReadEndsWhenItsDataArrivesWithoutSlack) {
+  Sim s(exact_timers(flat_machine(1)));
+  Expiries e;
+  s.k->set_trace_sink(&e);
+  sim::Time took = -1, zero = -1;
+  s.spawn(on(0), [&took, &zero](user::Thread& t) -> user::Program {
+    sim::Time before = t.now();
+    co_await t.read_after(0);
+    zero = t.now() - before;
+    before = t.now();
+    co_await t.read_after(1 * kMs);
+    took = t.now() - before;
+  });
+  const int sleeper = s.spawn(on(0), sleep_until(1 * kMs));
+  s.run(3 * kMs);
+  EXPECT_GE(zero, 0);
+  EXPECT_LT(zero, kEntry);
+  EXPECT_GE(took, 1 * kMs);
+  // Then the idle CPU's exit, the interrupt, the switch and the syscall's return.
+  EXPECT_LT(took, 1 * kMs + 10 * kUs);
+  expect_at(e, sleeper, 1050 * kUs);
 }
 
 }  // namespace
