@@ -65,14 +65,14 @@ int64_t sleep_until(rq* rq, task_struct* p, sim::Time expires) {
 int64_t sys_nanosleep(rq* rq, task_struct* p, const UserAction& a) {
   if (a.arg[0] < 0) return -EINVAL;
   const sim::Time now = rq->k->now();
-  return sleep_until(rq, p, a.arg[0] > sim::kTimeMax - now ? sim::kTimeMax : now + a.arg[0]);
+  return sleep_until(rq, p, sim::add_saturating(now, a.arg[0]));
 }
 
 // clock_nanosleep(CLOCK_MONOTONIC, flags, t): arg[0] = 1 for TIMER_ABSTIME, arg[1] = ns.
 int64_t sys_clock_nanosleep(rq* rq, task_struct* p, const UserAction& a) {
   if (a.arg[1] < 0) return -EINVAL;
   const sim::Time now = rq->k->now();
-  const sim::Time rel_end = a.arg[1] > sim::kTimeMax - now ? sim::kTimeMax : now + a.arg[1];
+  const sim::Time rel_end = sim::add_saturating(now, a.arg[1]);
   const sim::Time t = a.arg[0] ? a.arg[1] : rel_end;
   return sleep_until(rq, p, t);
 }
@@ -102,7 +102,7 @@ int64_t sys_read(rq* rq, task_struct* p, const UserAction& a) {
   cpu_charge(rq, k->machine_.costs.hrtimer_program_ns);
   p->sleep_timer.fn = read_complete_irq;
   p->sleep_timer.arg = static_cast<uint32_t>(rq->cpu);
-  const sim::Time arrives = a.arg[0] > sim::kTimeMax - now ? sim::kTimeMax : now + a.arg[0];
+  const sim::Time arrives = sim::add_saturating(now, a.arg[0]);
   hrtimer_start(rq, &p->sleep_timer, arrives);
   p->__state = TASK_INTERRUPTIBLE;
   return 0;

@@ -12,4 +12,7 @@ inline constexpr Time kNsecPerMsec = 1000 * 1000;
 inline constexpr Time kNsecPerSec = 1000 * 1000 * 1000;
 inline constexpr Time kTimeMax = INT64_MAX;
 
+// t + d for t, d >= 0, held at kTimeMax instead of overflowing (ktime_add_safe()).
+inline constexpr Time add_saturating(Time t, Time d) { return t > kTimeMax - d ? kTimeMax : t + d; }
+
 }  // namespace sim

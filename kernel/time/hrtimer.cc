@@ -14,7 +14,7 @@ void hrtimer_start(rq* rq, sim::Timer* t, sim::Time expires) {
   // No draw without jitter: a profile without it replays exactly as before the key existed.
   const sim::Time late =
       k->machine_.costs.timer_irq_jitter_ns > 0 ? k->timer_irq_jitter(rq->ex.irq_rng) : 0;
-  k->engine()->arm(t, expires > sim::kTimeMax - late ? sim::kTimeMax : expires + late);
+  k->engine()->arm(t, sim::add_saturating(expires, late));
 }
 
 namespace {
@@ -83,7 +83,7 @@ void hrtimer_sleeper_start(rq* rq, task_struct* p, sim::Time soft, sim::Time sla
   p->sleep_timer.fn = hrtimer_sleep_fn;  // sys_read() may have lent it to a device
   p->sleep_timer.arg = static_cast<uint32_t>(rq->cpu);
   hrtimer_sleeper_base* b = base_of(k, p);
-  const sim::Time hard = soft > sim::kTimeMax - slack ? sim::kTimeMax : soft + slack;
+  const sim::Time hard = sim::add_saturating(soft, slack);
   b->heap.push_back({hard, soft, b->next_seq++, p});
   sift_up(b->heap, b->heap.size() - 1);
   hrtimer_start(rq, &p->sleep_timer, hard);
