@@ -231,6 +231,9 @@ std::vector<TaskGroupStats> KernelImpl::task_group_stats() const {
     g.nr_periods = b.nr_periods;
     g.nr_throttled = b.nr_throttled;
     g.throttled_ns = b.throttled_time;
+    g.burst_us = static_cast<int64_t>(b.burst / 1000);
+    g.nr_bursts = b.nr_burst;
+    g.burst_ns = b.burst_time;
     g.shares = tg->shares;
     g.idle = tg->idle;
     for (size_t c = 0; c < tg->effective_cpus.size(); ++c)
@@ -424,6 +427,10 @@ int Kernel::create_task_group(const std::string& path, int parent) {
 void Kernel::set_task_group_shares(int id, unsigned long shares) { impl(this)->set_task_group_shares(id, shares); }
 void Kernel::set_task_group_cpu_max(int id, int64_t quota_us, int64_t period_us) {
   impl(this)->set_task_group_cpu_max(id, quota_us, period_us);
+}
+
+void Kernel::set_task_group_cpu_max_burst(int id, int64_t burst_us) {
+  impl(this)->set_task_group_cpu_max_burst(id, burst_us);
 }
 void Kernel::set_task_group_weight_nice(int id, int nice) { impl(this)->set_task_group_weight_nice(id, nice); }
 void Kernel::set_task_group_idle(int id, int idle) { impl(this)->set_task_group_idle(id, idle); }

@@ -70,6 +70,10 @@ class Kernel {
   // quota, 1000 <= quota_us <= kMaxCfsQuotaUs (tg_set_cfs_bandwidth()'s limits).
   static constexpr int64_t kMaxCfsQuotaUs = (1ll << 44) - 1;  // max_cfs_runtime: MAX_BW us
   void set_task_group_cpu_max(int id, int64_t quota_us, int64_t period_us);
+  // cpu.max.burst of group `id`: runtime unused in earlier periods that a period may use
+  // beyond its quota (the pool holds up to quota + burst). REQUIRES: 0 <= burst_us <= the
+  // quota (any, when cpu.max is "max").
+  void set_task_group_cpu_max_burst(int id, int64_t burst_us);
   // cgroup v2 cpu.weight.nice (-20..19) of group `id`: its shares are a task's weight at
   // that nice (cpu_weight_nice_write_s64()).
   void set_task_group_weight_nice(int id, int nice);

@@ -104,6 +104,7 @@ class KernelImpl final : public Kernel {
   int create_task_group(const std::string& path, int parent = 0);  // kernel/sched/fair_group.cc
   void set_task_group_shares(int id, unsigned long shares);
   void set_task_group_cpu_max(int id, int64_t quota_us, int64_t period_us);  // fair_bandwidth.cc
+  void set_task_group_cpu_max_burst(int id, int64_t burst_us);              // fair_bandwidth.cc
   int task_group_at(const std::string& path);
   void use_task_group(int id) { current_group_ = id; }
   std::vector<TaskGroupStats> task_group_stats() const;

@@ -69,6 +69,10 @@ struct TaskGroupStats {
   // the time its runqueues spent throttled, summed over CPUs.
   int64_t quota_us = -1, period_us = 100000;
   uint64_t nr_periods = 0, nr_throttled = 0, throttled_ns = 0;
+  // cpu.max.burst, and cpu.stat's nr_bursts and burst_usec: periods that used runtime beyond
+  // the quota, and that runtime summed.
+  int64_t burst_us = 0;
+  uint64_t nr_bursts = 0, burst_ns = 0;
   // The group's settings at the end of the run: tg->shares (1024 = cpu.weight 100), cpu.idle,
   // and cpuset.cpus.effective (the CPUs its tasks may use).
   unsigned long shares = 0;

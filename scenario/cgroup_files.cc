@@ -1,6 +1,8 @@
-// cpu.weight.nice, cpu.idle and cpuset.cpus of a scenario's cgroups, read and checked as the
-// kernel's cgroup files check them (kernel/sched/core.c cpu_weight_nice_write_s64(),
-// cpu_idle_write_s64(); kernel/cgroup/cpuset.c cpuset_write_resmask()).
+// cpu.weight.nice, cpu.idle, cpuset.cpus and cpu.max.burst of a scenario's cgroups, read and
+// checked as the kernel's cgroup files check them (kernel/sched/core.c
+// cpu_weight_nice_write_s64(), cpu_idle_write_s64(), cpu_cfs_burst_write_u64();
+// kernel/cgroup/cpuset.c cpuset_write_resmask()). Whether a burst fits its cgroup's quota
+// depends on the order of the writes; scenario/experiment.cc checks that.
 #include "scenario/cgroup_files.h"
 
 #include <vector>
@@ -17,7 +19,7 @@ constexpr int kCpuListLimit = 8192;
 }  // namespace
 
 bool is_cgroup_file_key(const std::string& key) {
-  return key == "cpu.weight.nice" || key == "cpu.idle" || key == "cpuset.cpus";
+  return key == "cpu.weight.nice" || key == "cpu.idle" || key == "cpuset.cpus" || key == "cpu.max.burst";
 }
 
 std::string parse_cgroup_file_key(const std::string& key, const std::string& name,
@@ -33,6 +35,12 @@ std::string parse_cgroup_file_key(const std::string& key, const std::string& nam
     // sched_group_set_idle(): 0 or 1, else -EINVAL.
     if (!kernel::parse_int(value, &n) || n < 0 || n > 1) return name + ": must be 0 or 1 (got '" + value + "')";
     f->idle = static_cast<int>(n);
+  } else if (key == "cpu.max.burst") {
+    // Microseconds, at most max_cfs_runtime (tg_set_cfs_bandwidth()'s bound).
+    if (!kernel::parse_int(value, &n) || n < 0 || n > kernel::Kernel::kMaxCfsQuotaUs)
+      return name + ": must be an integer from 0 to " + std::to_string(kernel::Kernel::kMaxCfsQuotaUs) +
+             " (microseconds; got '" + value + "')";
+    f->burst_us = n;
   } else {
     std::vector<int> cpus;
     if (!sim::parse_cpu_list(value, kCpuListLimit, &cpus))
@@ -48,6 +56,7 @@ std::string validate_cgroup_files(const std::string& prefix, const std::string& 
   if (f.has_weight_nice && cgroup.empty()) return prefix + "cpu.weight.nice:" + none;
   if (f.idle >= 0 && cgroup.empty()) return prefix + "cpu.idle:" + none;
   if (!f.cpuset_cpus.empty() && cgroup.empty()) return prefix + "cpuset.cpus:" + none;
+  if (f.burst_us >= 0 && cgroup.empty()) return prefix + "cpu.max.burst:" + none;
   // Writing one of cpu.weight and cpu.weight.nice sets the other: give one.
   if (f.has_weight_nice && cpu_weight)
     return prefix + "cpu.weight.nice: cannot be given with " + prefix + "cpu.weight (both set the weight; give one)";
@@ -76,6 +85,7 @@ void apply_cgroup_files(kernel::Kernel& k, const std::string& cgroup, const Cgro
     sim::parse_cpu_list(f.cpuset_cpus, k.nr_cpus(), &cpus);
     k.set_task_group_cpus(id, cpus);
   }
+  if (f.burst_us >= 0) k.set_task_group_cpu_max_burst(id, f.burst_us);
 }
 
 }  // namespace scenario

@@ -1,5 +1,6 @@
-// The cgroup v2 files a scenario may set on a workload's cgroup beyond cpu.weight:
-// cpu.weight.nice, cpu.idle and cpuset.cpus (struct CgroupFiles in experiment.h).
+// The cgroup v2 files a scenario may set on a workload's cgroup beyond cpu.weight and
+// cpu.max: cpu.weight.nice, cpu.idle, cpuset.cpus and cpu.max.burst (struct CgroupFiles in
+// experiment.h).
 #pragma once
 #include <string>
 

@@ -186,7 +186,8 @@ void collect_run(const Experiment& e, const std::string& machine_name,
 }
 
 // cpu.stat's bandwidth counters of each cgroup with a cpu.max quota, as metrics named
-// cgroup<path>.nr_periods, .nr_throttled and .throttled_usec.
+// cgroup<path>.nr_periods, .nr_throttled and .throttled_usec, and with a cpu.max.burst,
+// .nr_bursts and .burst_usec.
 static void add_cpu_max_metrics(const kernel::KernelStats& ks, report::Results* r) {
   for (const kernel::TaskGroupStats& g : ks.groups) {
     if (g.quota_us < 0) continue;
@@ -198,6 +199,12 @@ static void add_cpu_max_metrics(const kernel::KernelStats& ks, report::Results* 
                           "cpu.stat nr_throttled: periods in which a CPU's runqueue was throttled"});
     r->metrics.push_back({n + ".throttled_usec", static_cast<double>(g.throttled_ns / 1000), "us",
                           "cpu.stat throttled_usec: throttled time summed over CPUs"});
+    if (g.burst_us <= 0) continue;
+    r->metrics.push_back({n + ".nr_bursts", static_cast<double>(g.nr_bursts), "",
+                          "cpu.stat nr_bursts: periods that used runtime beyond the quota (cpu.max.burst " +
+                              std::to_string(g.burst_us) + ")"});
+    r->metrics.push_back({n + ".burst_usec", static_cast<double>(g.burst_ns / 1000), "us",
+                          "cpu.stat burst_usec: runtime used beyond the quota, summed over periods"});
   }
 }
 

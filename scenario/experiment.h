@@ -22,6 +22,7 @@ struct CgroupFiles {
   int weight_nice = 0;
   int idle = -1;                 // `cpu.idle` 0 or 1 (-1: not given)
   std::string cpuset_cpus;       // `cpuset.cpus` as a CPU list, "0-3,8" ("": not given)
+  int64_t burst_us = -1;         // `cpu.max.burst` in us (-1: not given)
 };
 
 // A further workload run alongside the main one on the same machine (e.g. a cyclictest
@@ -33,7 +34,7 @@ struct ExtraWorkload {
   std::string cgroup;        // `cgroup=/a/b`: its threads' cgroup ("" = the root)
   long cpu_weight = 0;       // `cpu.weight` of that cgroup (0 = left at 100)
   std::string cpu_max;       // `cpu.max` of that cgroup ("" = left at "max 100000")
-  CgroupFiles cgroup_files;  // its cpu.weight.nice, cpu.idle, cpuset.cpus
+  CgroupFiles cgroup_files;  // its cpu.weight.nice, cpu.idle, cpuset.cpus, cpu.max.burst
 };
 
 struct Experiment {
@@ -63,7 +64,8 @@ struct Experiment {
   // (QUOTA from 1000, PERIOD 1000..1000000) or "max PERIOD" (no limit); PERIOD may be left
   // out (100000). Needs `cgroup`. Also a key of each `also` (`--also 'hog:cgroup=/c,cpu.max=50000 100000'`).
   std::string cpu_max;
-  // `cpu.weight.nice`, `cpu.idle` and `cpuset.cpus` of that cgroup (also keys of each `also`).
+  // `cpu.weight.nice`, `cpu.idle`, `cpuset.cpus` and `cpu.max.burst` of that cgroup (also
+  // keys of each `also`).
   CgroupFiles cgroup_files;
 };
 

@@ -203,6 +203,7 @@ bool dequeue_entity(cfs_rq* cfs, sched_entity* se, int flags) {
   se->on_rq = false;
   cfs->load -= se->load.weight;
   cfs->nr_queued--;
+  if (cfs->runtime_enabled) return_cfs_rq_runtime(cfs);  // the last entity gone: runtime back
   update_cfs_group(se);
   if (flags & DEQUEUE_DELAYED) {
     se->sched_delayed = false;

@@ -21,9 +21,13 @@
 //   dequeues it into its runqueue's throttled_limbo_list when it returns to user mode; until
 //   then it runs, so a task in the kernel (woken in a syscall, or rescheduled before its
 //   syscall's handler ran) finishes its kernel part first. The unthrottle enqueues the limbo.
-// Not modelled: the slack timer (return_cfs_rq_runtime(): a runqueue going idle gives its
-// unused runtime back to the pool), cpu.max.burst, the PELT clock freeze of throttled
-// runqueues, and 6.12's asynchronous (CSD) unthrottle of remote CPUs, done here at once.
+// A runqueue whose last entity leaves gives all but 1 ms of its runtime back to the pool
+// (return_cfs_rq_runtime()); if runqueues are throttled, the slack timer hands it out 5 ms
+// later (do_sched_cfs_slack_timer()) unless the period ends first. cpu.max.burst lets the
+// refill carry unused runtime over, up to quota + burst in the pool
+// (__refill_cfs_bandwidth_runtime()).
+// Not modelled: the PELT clock freeze of throttled runqueues, and the asynchronous (CSD)
+// unthrottle of remote CPUs, done here at once.
 #include <algorithm>
 
 #include "kernel/entry/common.h"
@@ -39,6 +43,13 @@ namespace kernel {
 namespace {
 
 bool task_based_throttle(const KernelImpl* k) { return !v612(k); }
+
+// fair.c's bandwidth constants: a runqueue keeps min_cfs_rq_runtime when it gives runtime
+// back; slack is not handed out within min_bandwidth_expiration of the period's refill; the
+// slack timer waits cfs_bandwidth_slack_period to gather more.
+constexpr s64 min_cfs_rq_runtime = 1000000;
+constexpr sim::Time min_bandwidth_expiration = 2000000;
+constexpr sim::Time cfs_bandwidth_slack_period = 5000000;
 
 cfs_bandwidth* tg_cfs_bandwidth(cfs_rq* cfs) { return &cfs->tg->cfs_bandwidth; }
 
@@ -227,13 +238,27 @@ void distribute_cfs_runtime(cfs_bandwidth* cfs_b) {
   }
 }
 
+// __refill_cfs_bandwidth_runtime(): a period's quota into the pool, which may hold up to
+// quota + burst; a period that used more than its quota counts as a burst.
+void __refill_cfs_bandwidth_runtime(cfs_bandwidth* cfs_b) {
+  if (cfs_b->quota == RUNTIME_INF) return;
+  cfs_b->runtime += static_cast<s64>(cfs_b->quota);
+  const s64 used_beyond = cfs_b->runtime_snap - cfs_b->runtime;
+  if (used_beyond > 0) {
+    cfs_b->burst_time += static_cast<u64>(used_beyond);
+    cfs_b->nr_burst++;
+  }
+  cfs_b->runtime = std::min(cfs_b->runtime, static_cast<s64>(cfs_b->quota + cfs_b->burst));
+  cfs_b->runtime_snap = cfs_b->runtime;
+}
+
 // do_sched_cfs_period_timer(): a new period. Returns true when the timer goes inactive (no
 // quota, or a period passed without a draw and nothing is throttled).
 bool do_sched_cfs_period_timer(cfs_bandwidth* cfs_b, u64 overrun) {
   if (cfs_b->quota == RUNTIME_INF) return true;
   const bool throttled = !cfs_b->throttled_cfs_rq.empty();
   cfs_b->nr_periods += overrun;
-  cfs_b->runtime = static_cast<s64>(cfs_b->quota);  // __refill_cfs_bandwidth_runtime(), no burst
+  __refill_cfs_bandwidth_runtime(cfs_b);  // even when idle: the burst carries over
   if (cfs_b->idle && !throttled) return true;
   if (!throttled) {
     cfs_b->idle = true;  // if nothing draws before the next period, the timer stops
@@ -258,7 +283,10 @@ void sched_cfs_period_timer(sim::Timer* t, sim::Time now) {
     cfs_b->period_expires += static_cast<sim::Time>(cfs_b->period);
     ++overrun;
   }
-  if (do_sched_cfs_period_timer(cfs_b, overrun))
+  cfs_b->period_running = true;
+  const bool idle = do_sched_cfs_period_timer(cfs_b, overrun);
+  cfs_b->period_running = false;
+  if (idle)
     cfs_b->period_active = false;
   else
     hrtimer_start(rq, &cfs_b->period_timer, cfs_b->period_expires);
@@ -277,7 +305,65 @@ void start_cfs_bandwidth(KernelImpl* k, cfs_bandwidth* cfs_b, int cpu) {
   hrtimer_start(k->rq_of(cpu), &cfs_b->period_timer, cfs_b->period_expires);
 }
 
+// runtime_refresh_within(): the period's refill is running or due within min_expire.
+bool runtime_refresh_within(KernelImpl* k, const cfs_bandwidth* cfs_b, sim::Time min_expire) {
+  if (cfs_b->period_running) return true;
+  return cfs_b->period_expires - k->now() < min_expire;  // hrtimer_expires_remaining()
+}
+
+// start_cfs_slack_bandwidth(): arm the slack timer on this CPU (HRTIMER_MODE_REL, started
+// from a busy CPU), unless the refill comes first or it is armed already.
+void start_cfs_slack_bandwidth(rq* rq, cfs_bandwidth* cfs_b) {
+  KernelImpl* k = rq->k;
+  if (runtime_refresh_within(k, cfs_b, cfs_bandwidth_slack_period + min_bandwidth_expiration))
+    return;
+  if (cfs_b->slack_started) return;  // do not push back a pending hand-out
+  cfs_b->slack_started = true;
+  cfs_b->slack_cpu = rq->cpu;
+  hrtimer_start(rq, &cfs_b->slack_timer, k->now() + cfs_bandwidth_slack_period);
+}
+
+// do_sched_cfs_slack_timer(): hand the pool to the throttled runqueues, if the refill is not
+// near and the pool holds more than a slice.
+void do_sched_cfs_slack_timer(KernelImpl* k, cfs_bandwidth* cfs_b) {
+  cfs_b->slack_started = false;
+  if (runtime_refresh_within(k, cfs_b, min_bandwidth_expiration)) return;
+  if (cfs_b->quota == RUNTIME_INF || cfs_b->runtime <= static_cast<s64>(sched_cfs_bandwidth_slice(k)))
+    return;
+  distribute_cfs_runtime(cfs_b);
+}
+
+// sched_cfs_slack_timer(): the slack hrtimer's interrupt, on the CPU that started it.
+void sched_cfs_slack_timer(sim::Timer* t, sim::Time now) {
+  task_group* tg = static_cast<task_group*>(t->ctx);
+  cfs_bandwidth* cfs_b = &tg->cfs_bandwidth;
+  rq* rq = tg->cfs_rq[static_cast<size_t>(cfs_b->slack_cpu)]->rq;
+  irqentry_enter(rq, now);
+  do_sched_cfs_slack_timer(rq->k, cfs_b);
+  __hrtimer_run_queues(rq, now);
+  irqentry_exit(rq);
+}
+
 }  // namespace
+
+// return_cfs_rq_runtime() -> __return_cfs_rq_runtime(): the runtime above
+// min_cfs_rq_runtime goes back to the pool (update_curr() has just settled it); with
+// runqueues throttled and more than a slice in the pool, the slack timer will hand it out.
+// The runqueue drops it even when there is no quota, so that it does not try again.
+void return_cfs_rq_runtime(cfs_rq* cfs) {
+  if (!cfs->runtime_enabled || cfs->nr_queued) return;
+  const s64 slack_runtime = cfs->runtime_remaining - min_cfs_rq_runtime;
+  if (slack_runtime <= 0) return;
+  rq* rq = rq_of(cfs);
+  cfs_bandwidth* cfs_b = tg_cfs_bandwidth(cfs);
+  if (cfs_b->quota != RUNTIME_INF) {
+    cfs_b->runtime += slack_runtime;
+    if (cfs_b->runtime > static_cast<s64>(sched_cfs_bandwidth_slice(rq->k)) &&
+        !cfs_b->throttled_cfs_rq.empty())
+      start_cfs_slack_bandwidth(rq, cfs_b);
+  }
+  cfs->runtime_remaining -= slack_runtime;
+}
 
 // __account_cfs_rq_runtime(): spend; when the local runtime is gone, draw more, and if the
 // pool is dry too, have the running entity rescheduled (it is throttled at the next pick).
@@ -353,16 +439,21 @@ void throttle_cfs_rq_work(rq* rq, task_struct* p) {
   resched_curr(rq);
 }
 
-// tg_set_cfs_bandwidth(): cpu.max written. The pool starts full; every runqueue of the
-// group starts with no local runtime (and is unthrottled if it was throttled).
-void tg_set_cfs_bandwidth(KernelImpl* k, task_group* tg, u64 period, u64 quota) {
+// tg_set_cfs_bandwidth(): cpu.max or cpu.max.burst written. The pool is refilled once
+// (__refill_cfs_bandwidth_runtime(): a new group's holds the quota, one written again up to
+// quota + burst); every runqueue of the group starts with no local runtime (and is
+// unthrottled if it was throttled).
+void tg_set_cfs_bandwidth(KernelImpl* k, task_group* tg, u64 period, u64 quota, u64 burst) {
   cfs_bandwidth* cfs_b = &tg->cfs_bandwidth;
   const bool runtime_enabled = quota != RUNTIME_INF;
   cfs_b->period = period;
   cfs_b->quota = quota;
-  cfs_b->runtime = runtime_enabled ? static_cast<s64>(quota) : 0;
+  cfs_b->burst = burst;
+  __refill_cfs_bandwidth_runtime(cfs_b);
   cfs_b->period_timer.fn = sched_cfs_period_timer;
   cfs_b->period_timer.ctx = tg;
+  cfs_b->slack_timer.fn = sched_cfs_slack_timer;
+  cfs_b->slack_timer.ctx = tg;
   if (runtime_enabled) start_cfs_bandwidth(k, cfs_b, 0);
   for (int cpu = 0; cpu < k->nr_cpus(); ++cpu) {
     cfs_rq* cfs = tg->cfs_rq[static_cast<size_t>(cpu)];
@@ -377,10 +468,18 @@ void tg_set_cfs_bandwidth(KernelImpl* k, task_group* tg, u64 period, u64 quota) 
 
 namespace kernel {
 
+// cpu_max_write() keeps the group's burst; cpu_cfs_burst_write_u64() its period and quota.
 void KernelImpl::set_task_group_cpu_max(int id, int64_t quota_us, int64_t period_us) {
   task_group* tg = task_groups[static_cast<size_t>(id - 1)].get();
   tg_set_cfs_bandwidth(this, tg, static_cast<u64>(period_us) * 1000,
-                       quota_us < 0 ? RUNTIME_INF : static_cast<u64>(quota_us) * 1000);
+                       quota_us < 0 ? RUNTIME_INF : static_cast<u64>(quota_us) * 1000,
+                       tg->cfs_bandwidth.burst);
+}
+
+void KernelImpl::set_task_group_cpu_max_burst(int id, int64_t burst_us) {
+  task_group* tg = task_groups[static_cast<size_t>(id - 1)].get();
+  const cfs_bandwidth& b = tg->cfs_bandwidth;
+  tg_set_cfs_bandwidth(this, tg, b.period, b.quota, static_cast<u64>(burst_us) * 1000);
 }
 
 }  // namespace kernel

@@ -56,6 +56,8 @@ int wake_affine_idle(KernelImpl* k, int this_cpu, int prev_cpu, bool sync);  // 
 void account_cfs_rq_runtime(cfs_rq* cfs, u64 delta_exec);
 bool check_cfs_rq_runtime(cfs_rq* cfs);
 void check_enqueue_throttle(cfs_rq* cfs);
+// A runqueue left with no entity gives back all but min_cfs_rq_runtime of its runtime.
+void return_cfs_rq_runtime(cfs_rq* cfs);
 void task_throttle_setup_work(task_struct* p);
 // 6.18+: a throttled task (in its runqueue's limbo list, p->throttled) dequeued or enqueued
 // again by a nice, policy, affinity or group change.
