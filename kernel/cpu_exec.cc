@@ -120,6 +120,35 @@ void cpu_charge(rq* rq, sim::Time cost) {
     ex.sys_ns += static_cast<u64>(cost);
 }
 
+void cpu_charge_preemptible(rq* rq, sim::Time cost) {
+  const sim::Time start = kernel_clock(rq, rq->k->now());
+  cpu_charge(rq, cost);
+  const PreemptModel m = rq->k->cfg_.preempt;
+  if (m != PreemptModel::Full && m != PreemptModel::Lazy) return;  // no kernel preemption
+  task_struct* p = rq->curr;
+  p->preemptible_from = start;
+  p->preemptible_to = start + cost;
+  rq->k->preemptible_sections = true;
+}
+
+bool cpu_in_preemptible_section(const rq* rq, sim::Time now) {
+  if (!rq->k->preemptible_sections) return false;
+  const task_struct* p = rq->curr;
+  return p->preemptible_to > now && !p->is_idle;
+}
+
+// The interrupt came at `now`; the section's part before it has run. The kernel work queued
+// after the section (the interrupt's own) moves up by what is taken out.
+sim::Time cpu_preempt_section(rq* rq, sim::Time now) {
+  task_struct* p = rq->curr;
+  const sim::Time left = p->preemptible_to - std::max(now, p->preemptible_from);
+  p->preemptible_from = p->preemptible_to = 0;
+  rq->ex.kwork_until -= left;
+  rq->ex.sys_ns -= static_cast<u64>(left);
+  p->kwork_left += left;
+  return left;
+}
+
 // cpu_switch(): curr changed at `now`. KernelImpl work still pending in the window moves with
 // the switch (charged to the idle CPU's irq time or to the new task's system time), so the
 // buckets always add up to elapsed time.
@@ -149,6 +178,15 @@ void cpu_switch(rq* rq, task_struct* prev, task_struct* next, sim::Time now) {
     }
     smt_update_sibling(k, rq->cpu, !next->is_idle, now);
     tick_nohz_update(rq, next->is_idle);
+  }
+  if (k->preemptible_sections && next->kwork_left) {  // a preempted section's rest, first
+    const sim::Time left = next->kwork_left;
+    next->kwork_left = 0;
+    const sim::Time start = std::max(ex.kwork_until, now);
+    ex.kwork_until = start + left;
+    ex.sys_ns += static_cast<u64>(left);
+    next->preemptible_from = start;
+    next->preemptible_to = start + left;
   }
   if (!next->is_idle) {
     next->stats.last_arrival = t;

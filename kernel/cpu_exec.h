@@ -17,6 +17,15 @@ inline sim::Time kernel_clock(const rq* rq, sim::Time now) {
 void cpu_enter_kernel(rq* rq, sim::Time now);
 // The CPU spends `cost` more ns in the kernel before user code (or idle) resumes.
 void cpu_charge(rq* rq, sim::Time cost);
+// cpu_charge() of a kernel section that runs with preemption enabled (task work on the way to
+// user mode): under full and lazy preemption, an interrupt that ends inside it with the hard
+// need-resched bit set preempts it there (irqentry_exit() -> cpu_preempt_section()).
+void cpu_charge_preemptible(rq* rq, sim::Time cost);
+// Whether an interrupt ending at `now` may preempt curr's kernel section (see above).
+bool cpu_in_preemptible_section(const rq* rq, sim::Time now);
+// The rest of curr's preemptible section, from `now`, leaves this CPU's kernel work and
+// waits for curr's next turn on a CPU, where cpu_switch() charges it. Returns its length.
+sim::Time cpu_preempt_section(rq* rq, sim::Time now);
 // The kernel path is done: curr resumes its program step when the kernel work ends.
 void cpu_return_to_user(rq* rq);
 // Accounting for rq->curr changing from prev to next at now (busy/idle, wait, runtime).

@@ -143,6 +143,9 @@ class KernelImpl final : public Kernel {
   unsigned nohz_flags = 0;     // NOHZ_*_KICK asked of the idle balancer
   bool nohz_has_blocked = false;  // idle CPUs may hold blocked load to decay (nohz.has_blocked)
   int nr_idle_cpus = 0;
+  // A preemptible kernel section was charged in this run (cpu_charge_preemptible()): until
+  // then the interrupt exit and the switch need not look for one.
+  bool preemptible_sections = false;
   const struct slice_ext_ops* slice_ops = nullptr;  // selected once from cfg_.slice_ext.abi
   const struct mm_cid_ops* mm_cid_ops = nullptr;    // selected once from cfg_.mm_cid
   std::unique_ptr<struct mm_cid_metrics> mm_cid_metrics_;  // with mm_cid.sample_ms > 0 only

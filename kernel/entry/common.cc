@@ -73,9 +73,19 @@ void exit_to_user_mode_loop(rq* rq, bool /*from_irq*/) {
 // irqentry_exit(): an idle CPU goes back to its idle loop, which schedules if asked to
 // (do_idle() -> schedule_idle()); a task returns to user mode through the work loop.
 // A kernel window still in progress (syscall, switch) also ends in the same loop.
+// Under full and lazy preemption, an interrupt that ends inside a preemptible kernel section
+// with the hard need-resched bit set (irqentry_exit_cond_resched() -> need_resched()) preempts
+// it: the rest waits for the task's next turn (cpu_preempt_section()). Elsewhere in the
+// kernel, or with only the lazy bit, the switch waits for the section's end as Linux's
+// return to user mode does.
 void irqentry_exit(rq* rq) {
   cpu_charge(rq, rq->k->machine_.costs.irq_exit_ns);
   irq_exit_softirq(rq);  // irq_exit_rcu(): pending softirqs run (or are handed off) here
+  const sim::Time now = rq->k->now();
+  if (cpu_in_preemptible_section(rq, now) && test_tsk_need_resched(rq->curr)) {
+    cpu_preempt_section(rq, now);
+    if (rq->k->mm_cid_metrics_) mm_cid_note_scan_preempted(rq, now);
+  }
   if (rq->curr->is_idle && tif_need_resched_any(rq->curr)) schedule(rq, /*preempt=*/false);
   exit_to_user_mode_loop(rq, /*from_irq=*/true);
   cpu_return_to_user(rq);

@@ -114,7 +114,7 @@ void mm_cid_charge_scan(rq* rq, mm_struct* mm, int cpus) {
     m->scan_end[static_cast<size_t>(rq->cpu)] = start + cost;
     m->scan_call_ns.add(cost);
   }
-  cpu_charge(rq, cost);
+  cpu_charge_preemptible(rq, cost);  // task work: preemptible under full and lazy preemption
   mm_cid_stats& s = mm->cid.stats;
   s.nr_scan_calls++;
   s.cpus_visited += static_cast<uint64_t>(cpus);
@@ -143,6 +143,12 @@ void mm_cid_note_rt_switch_in(rq* rq, const task_struct* next) {
   const sim::Time runs_at = std::max(rq->k->now(), rq->ex.kwork_until);
   const sim::Time overlap = std::min(runs_at, end) - std::max(waited_from, m->scan_start[cpu]);
   if (overlap > 0) m->rt_wait_added_ns.add(overlap);
+}
+
+void mm_cid_note_scan_preempted(rq* rq, sim::Time now) {
+  mm_cid_metrics* m = rq->k->mm_cid_metrics_.get();
+  const size_t cpu = static_cast<size_t>(rq->cpu);
+  m->scan_end[cpu] = std::min(m->scan_end[cpu], now);
 }
 
 namespace {

@@ -187,6 +187,9 @@ void mm_cid_charge_scan(rq* rq, mm_struct* mm, int cpus);
 void mm_cid_note_pass(KernelImpl* k, mm_struct* mm, sim::Time pass);
 // switch_mm_cid(): an RT task switched in; what of its wait its CPU spent scanning.
 void mm_cid_note_rt_switch_in(rq* rq, const task_struct* next);
+// An interrupt at `now` preempted the scan running on rq's CPU (cpu_preempt_section()): the
+// CPU stopped scanning then. REQUIRES: metrics on.
+void mm_cid_note_scan_preempted(rq* rq, sim::Time now);
 // Records that a thread of mm was given `cid`.
 inline void mm_cid_note(mm_mm_cid* c, int cid) {
   if (cid > c->stats.max_cid) c->stats.max_cid = cid;

@@ -219,6 +219,11 @@ struct alignas(64) task_struct {
   UserWord* clear_child_tid = nullptr;  // set_tid_address(): zeroed and woken in mm_release()
   UserAction pending_syscall;        // valid iff exec == SyscallEntry
   void (*kthread_fn)(rq* rq, task_struct* p) = nullptr;  // exec == Kthread: its loop body
+  // A kernel section this task runs with preemption enabled (task work), as the CPU's kernel
+  // work from preemptible_from to preemptible_to; and what an interrupt preempted of one,
+  // still to run when the task is next current (kernel/cpu_exec.cc).
+  sim::Time preemptible_from = 0, preemptible_to = 0;
+  sim::Time kwork_left = 0;
 };
 
 // An entity in the fair runqueue "tree". The kernel's augmented rb-tree becomes a flat
