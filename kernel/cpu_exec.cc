@@ -179,6 +179,9 @@ void cpu_switch(rq* rq, task_struct* prev, task_struct* next, sim::Time now) {
     smt_update_sibling(k, rq->cpu, !next->is_idle, now);
     tick_nohz_update(rq, next->is_idle);
   }
+  // A section prev leaves unpreempted (a switch at a lazy request) finishes on this CPU's
+  // kernel work as it is; it is no longer prev's to preempt on another CPU.
+  if (k->preemptible_sections) prev->preemptible_from = prev->preemptible_to = 0;
   if (k->preemptible_sections && next->kwork_left) {  // a preempted section's rest, first
     const sim::Time left = next->kwork_left;
     next->kwork_left = 0;

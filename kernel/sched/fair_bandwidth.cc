@@ -311,10 +311,12 @@ bool runtime_refresh_within(KernelImpl* k, const cfs_bandwidth* cfs_b, sim::Time
   return cfs_b->period_expires - k->now() < min_expire;  // hrtimer_expires_remaining()
 }
 
-// start_cfs_slack_bandwidth(): arm the slack timer on this CPU (HRTIMER_MODE_REL, started
-// from a busy CPU), unless the refill comes first or it is armed already.
+// start_cfs_slack_bandwidth(): arm the slack timer on the CPU running this (HRTIMER_MODE_REL,
+// started from a busy CPU; the runqueue's own when none is), unless the refill comes first
+// or it is armed already.
 void start_cfs_slack_bandwidth(rq* rq, cfs_bandwidth* cfs_b) {
   KernelImpl* k = rq->k;
+  if (k->current_cpu() >= 0) rq = k->rq_of(k->current_cpu());
   if (runtime_refresh_within(k, cfs_b, cfs_bandwidth_slack_period + min_bandwidth_expiration))
     return;
   if (cfs_b->slack_started) return;  // do not push back a pending hand-out
