@@ -24,6 +24,7 @@ namespace {
 // Stream ids of the kernel's per-CPU draws: far from the workloads' (thread index) ones.
 constexpr uint64_t kIrqStream = 0x697271ull << 32;  // "irq"
 constexpr uint64_t kSchedRngStream = 0x726e64ull << 32;  // "rnd"
+constexpr uint64_t kCfsPeriodStream = 0x636673ull << 32;  // "cfs"
 }  // namespace
 
 KernelImpl::KernelImpl(sim::Engine* engine, const hw::Machine& machine, const KernelConfig& cfg)
@@ -188,6 +189,12 @@ int KernelImpl::create_task_group(const std::string& path, int parent) {
   auto tg = std::make_unique<task_group>();
   tg->id = static_cast<int>(task_groups.size()) + 1;
   tg->path = path;
+  // init_cfs_bandwidth(): the period timer's first expiry is a random offset below the
+  // default period, so that the groups' periods interleave; its own stream per group, so
+  // that creating a group moves no other draw.
+  sim::Rng offset(cfg_.seed, kCfsPeriodStream + static_cast<uint64_t>(tg->id));
+  cfs_bandwidth& b = tg->cfs_bandwidth;
+  b.period_expires = static_cast<sim::Time>(offset.next_u64() % b.period);
   alloc_fair_sched_group(this, tg.get(), parent ? task_groups[static_cast<size_t>(parent - 1)].get() : nullptr);
   tg->effective_cpus = tg->parent ? tg->parent->effective_cpus : std::vector<uint8_t>(static_cast<size_t>(nr_cpus()), 1);
   online_fair_sched_group(this, tg.get());  // sched_online_group()

@@ -19,7 +19,8 @@ constexpr int kCpuListLimit = 8192;
 }  // namespace
 
 bool is_cgroup_file_key(const std::string& key) {
-  return key == "cpu.weight.nice" || key == "cpu.idle" || key == "cpuset.cpus" || key == "cpu.max.burst";
+  return key == "cpu.weight.nice" || key == "cpu.idle" || key == "cpuset.cpus" ||
+         key == "cpu.max.burst";
 }
 
 std::string parse_cgroup_file_key(const std::string& key, const std::string& name,
@@ -38,8 +39,9 @@ std::string parse_cgroup_file_key(const std::string& key, const std::string& nam
   } else if (key == "cpu.max.burst") {
     // Microseconds, at most max_cfs_runtime (tg_set_cfs_bandwidth()'s bound).
     if (!kernel::parse_int(value, &n) || n < 0 || n > kernel::Kernel::kMaxCfsQuotaUs)
-      return name + ": must be an integer from 0 to " + std::to_string(kernel::Kernel::kMaxCfsQuotaUs) +
-             " (microseconds; got '" + value + "')";
+      return name + ": must be an integer from 0 to " +
+             std::to_string(kernel::Kernel::kMaxCfsQuotaUs) + " (microseconds; got '" + value +
+             "')";
     f->burst_us = n;
   } else {
     std::vector<int> cpus;

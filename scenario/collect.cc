@@ -201,10 +201,10 @@ static void add_cpu_max_metrics(const kernel::KernelStats& ks, report::Results* 
                           "cpu.stat throttled_usec: throttled time summed over CPUs"});
     if (g.burst_us <= 0) continue;
     r->metrics.push_back({n + ".nr_bursts", static_cast<double>(g.nr_bursts), "",
-                          "cpu.stat nr_bursts: periods that used runtime beyond the quota (cpu.max.burst " +
-                              std::to_string(g.burst_us) + ")"});
+                          "cpu.stat nr_bursts: periods that used runtime beyond the quota "
+                          "(cpu.max.burst " + std::to_string(g.burst_us) + ")"});
     r->metrics.push_back({n + ".burst_usec", static_cast<double>(g.burst_ns / 1000), "us",
-                          "cpu.stat burst_usec: runtime used beyond the quota, summed over periods"});
+                          "cpu.stat burst_usec: runtime used beyond the quota, summed"});
   }
 }
 

@@ -177,16 +177,16 @@ std::string parse_cpu_max(const std::string& name, const std::string& value, int
 // tg_set_cfs_bandwidth() checks each: the burst may not exceed the quota ("max" allows any).
 std::string check_bandwidth_writes(const Experiment& e) {
   std::map<std::string, std::pair<int64_t, int64_t>> state;  // cgroup -> (quota_us, burst_us)
-  auto write = [&state](const std::string& prefix, const std::string& cgroup, const std::string& cpu_max,
-                        int64_t burst_us) -> std::string {
+  auto write = [&state](const std::string& prefix, const std::string& cgroup,
+                        const std::string& cpu_max, int64_t burst_us) -> std::string {
     if (cgroup.empty()) return "";
     auto& [quota, burst] = state.try_emplace(cgroup, -1, 0).first->second;
     if (!cpu_max.empty()) {
       int64_t q = -1, p = 0;
       parse_cpu_max("cpu.max", cpu_max, &q, &p);
       if (q >= 0 && burst > q)
-        return prefix + "cpu.max: the quota (" + std::to_string(q) + " us) is below cgroup " + cgroup +
-               "'s cpu.max.burst (" + std::to_string(burst) + " us)";
+        return prefix + "cpu.max: the quota (" + std::to_string(q) + " us) is below cgroup " +
+               cgroup + "'s cpu.max.burst (" + std::to_string(burst) + " us)";
       quota = q;
     }
     if (burst_us >= 0) {
@@ -197,11 +197,13 @@ std::string check_bandwidth_writes(const Experiment& e) {
     }
     return "";
   };
-  if (std::string err = write("", e.cgroup, e.cpu_max, e.cgroup_files.burst_us); !err.empty()) return err;
-  for (const ExtraWorkload& x : e.also)
-    if (std::string err = write("also." + x.workload + ".", x.cgroup, x.cpu_max, x.cgroup_files.burst_us);
-        !err.empty())
+  if (std::string err = write("", e.cgroup, e.cpu_max, e.cgroup_files.burst_us); !err.empty())
+    return err;
+  for (const ExtraWorkload& x : e.also) {
+    const std::string prefix = "also." + x.workload + ".";
+    if (std::string err = write(prefix, x.cgroup, x.cpu_max, x.cgroup_files.burst_us); !err.empty())
       return err;
+  }
   return "";
 }
 
@@ -423,8 +425,8 @@ std::string load_scenario_file(const std::string& path, Experiment* e) {
     } else {
       return "scenario '" + path + "': unknown key '" + key +
              "' (top level takes workload, machine, cpus, duration, seed, description, session, cgroup, "
-             "cpu.weight, cpu.weight.nice, cpu.idle, cpuset.cpus, cpu.max, cpu.max.burst, [kernel], [params], [costs], "
-             "[[also]])";
+             "cpu.weight, cpu.weight.nice, cpu.idle, cpuset.cpus, cpu.max, cpu.max.burst, "
+             "[kernel], [params], [costs], [[also]])";
     }
     if (!error.empty()) return error;
   }

@@ -294,14 +294,16 @@ void sched_cfs_period_timer(sim::Timer* t, sim::Time now) {
   irqentry_exit(rq);
 }
 
-// start_cfs_bandwidth(): arm the period timer if it is not, on the period grid after now.
+// start_cfs_bandwidth(): arm the period timer if it is not, hrtimer_forward_now() from its
+// last expiry (at first the random offset init_cfs_bandwidth() gave it) by whole periods.
 void start_cfs_bandwidth(KernelImpl* k, cfs_bandwidth* cfs_b, int cpu) {
   if (cfs_b->period_active) return;
   cfs_b->period_active = true;
   cfs_b->timer_cpu = cpu;
   const sim::Time now = k->now();
   const sim::Time period = static_cast<sim::Time>(cfs_b->period);
-  cfs_b->period_expires = (now / period + 1) * period;
+  if (cfs_b->period_expires <= now)
+    cfs_b->period_expires += ((now - cfs_b->period_expires) / period + 1) * period;
   hrtimer_start(k->rq_of(cpu), &cfs_b->period_timer, cfs_b->period_expires);
 }
 
@@ -330,8 +332,8 @@ void start_cfs_slack_bandwidth(rq* rq, cfs_bandwidth* cfs_b) {
 void do_sched_cfs_slack_timer(KernelImpl* k, cfs_bandwidth* cfs_b) {
   cfs_b->slack_started = false;
   if (runtime_refresh_within(k, cfs_b, min_bandwidth_expiration)) return;
-  if (cfs_b->quota == RUNTIME_INF || cfs_b->runtime <= static_cast<s64>(sched_cfs_bandwidth_slice(k)))
-    return;
+  const s64 slice = static_cast<s64>(sched_cfs_bandwidth_slice(k));
+  if (cfs_b->quota == RUNTIME_INF || cfs_b->runtime <= slice) return;
   distribute_cfs_runtime(cfs_b);
 }
 

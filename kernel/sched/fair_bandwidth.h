@@ -30,7 +30,9 @@ struct cfs_bandwidth {
   bool period_running = false;  // its handler is running (hrtimer_callback_running())
   bool slack_started = false;   // the slack timer is armed (do not push it back)
   int timer_cpu = 0;            // the CPU the timer was started on (HRTIMER_MODE_ABS_PINNED)
-  sim::Time period_expires = 0; // the timer's expiry on its period grid (jitter excluded)
+  sim::Time period_expires = 0; // the timer's expiry on its period grid (jitter excluded);
+                                // before its first start, a random offset below 100 ms
+                                // ("Add a random offset so that timers interleave")
   sim::Timer period_timer;
   sim::Timer slack_timer;       // runs distribute_cfs_runtime() on runtime given back
   int slack_cpu = 0;            // the CPU the slack timer was started on

@@ -44,10 +44,12 @@ kernel::TaskAttr fifo_on(int cpu) {
 // CPU 3 uses the rest of the quota (25 ms) and is throttled. Returns the hog's pid.
 int slack_setup(Sim& s, sim::Time rt_until) {
   const int a = s.k->create_task_group("/a");
+  group_support::periods_from_zero(*s.k, a);
   s.k->set_task_group_cpu_max(a, 40000, 100000);
   for (int cpu = 0; cpu < 3; ++cpu) {
     s.spawn(in_group(a, cpu), [](user::Thread& t) { return work_then_sleep(t, 1500000); });
-    s.spawn(fifo_on(cpu), [rt_until](user::Thread& t) { return work_then_sleep(t, rt_until - kMs); }, kMs);
+    auto rt = [rt_until](user::Thread& t) { return work_then_sleep(t, rt_until - kMs); };
+    s.spawn(fifo_on(cpu), rt, kMs);
   }
   return s.spawn(in_group(a, 3), hog);
 }
@@ -103,6 +105,7 @@ std::pair<uint64_t, uint64_t> burst_run(kernel::KernelVersion v, int64_t burst_u
                                         kernel::TaskGroupStats* g) {
   Sim s(flat_machine(1), testing_support::no_autogroup(kernel::default_config(v)));
   const int a = s.k->create_task_group("/a");
+  group_support::periods_from_zero(*s.k, a);
   s.k->set_task_group_cpu_max(a, 20000, 100000);
   s.k->set_task_group_cpu_max_burst(a, burst_us);
   const int t = s.spawn(in_group(a, 0), hog, 150 * kMs);
@@ -172,5 +175,6 @@ TEST(BandwidthBurst, ScenarioCpuMaxBurstIsReportedAndChecked) {
   scenario::Experiment root;
   ASSERT_EQ(scenario::set_key(&root, "machine", "small4"), "");
   ASSERT_EQ(scenario::set_key(&root, "cpu.max.burst", "1000"), "");
-  EXPECT_EQ(scenario::validate(root), "cpu.max.burst: needs a cgroup (the root cgroup has no such file)");
+  EXPECT_EQ(scenario::validate(root),
+            "cpu.max.burst: needs a cgroup (the root cgroup has no such file)");
 }

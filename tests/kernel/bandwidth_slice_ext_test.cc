@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "kernel/slice_ext.h"
+#include "tests/kernel/group_support.h"
 #include "tests/kernel/harness.h"
 #include "user/slice_ext.h"
 #include "user/sync.h"
@@ -56,6 +57,7 @@ struct LockSetup {
   LockSetup(Abi abi, kernel::KernelVersion v, const kernel::PreemptModel* m = nullptr)
       : s(exact_timers(flat_machine(2)), config(abi, v, m)) {
     g = s.k->create_task_group("/g");
+    group_support::periods_from_zero(*s.k, g);
     s.k->set_task_group_cpu_max(g, 10000, 100000);
   }
   static kernel::KernelConfig config(Abi abi, kernel::KernelVersion v,

@@ -39,6 +39,7 @@ TEST(Bandwidth, CpuMaxThrottlesAtTheQuotaAndUnthrottlesAtThePeriod) {
     SCOPED_TRACE(kernel::version_name(v));
     Sim s(flat_machine(1), testing_support::no_autogroup(kernel::default_config(v)));
     const int a = s.k->create_task_group("/a");
+    group_support::periods_from_zero(*s.k, a);
     s.k->set_task_group_cpu_max(a, 20000, 100000);
     const int limited = s.spawn(in_group(a, 0), hog);
     const int other = s.spawn(in_group(0, 0), hog);
@@ -75,6 +76,7 @@ TEST(Bandwidth, TheQuotaIsSharedByTheGroupsCpus) {
     SCOPED_TRACE(kernel::version_name(v));
     Sim s(flat_machine(2), testing_support::no_autogroup(kernel::default_config(v)));
     const int a = s.k->create_task_group("/a");
+    group_support::periods_from_zero(*s.k, a);
     s.k->set_task_group_cpu_max(a, 50000, 100000);
     const int h0 = s.spawn(in_group(a, 0), hog);
     const int h1 = s.spawn(in_group(a, 1), hog);
@@ -117,6 +119,7 @@ TEST(Bandwidth, ATaskWokenInTheKernelOfAThrottledGroupRunsToUserModeFrom618On) {
     SCOPED_TRACE(kernel::version_name(v));
     Sim s(flat_machine(1), testing_support::no_autogroup(kernel::default_config(v)));
     const int a = s.k->create_task_group("/a");
+    group_support::periods_from_zero(*s.k, a);
     s.k->set_task_group_cpu_max(a, 10000, 100000);
     kernel::UserWord woke;
     s.spawn(in_group(a, 0), hog);
@@ -154,6 +157,7 @@ TEST(Bandwidth, ThrottledTasksStayOffTheRunqueueUntilThePeriod) {
     SCOPED_TRACE(kernel::version_name(v));
     Sim s(flat_machine(1), testing_support::no_autogroup(kernel::default_config(v)));
     const int a = s.k->create_task_group("/a");
+    group_support::periods_from_zero(*s.k, a);
     s.k->set_task_group_cpu_max(a, 10000, 100000);
     for (int i = 0; i < 3; ++i) s.spawn(in_group(a, 0), hog);
     s.k->start();
@@ -177,6 +181,7 @@ TEST(Bandwidth, ANiceChangeOfAThrottledTaskLeavesTheCountsAboveItsGroup) {
     SCOPED_TRACE(kernel::version_name(v));
     Sim s(flat_machine(2), testing_support::no_autogroup(kernel::default_config(v)));
     const int a = s.k->create_task_group("/a");
+    group_support::periods_from_zero(*s.k, a);
     s.k->set_task_group_cpu_max(a, 10000, 100000);
     int pid = -1;
     for (int i = 0; i < 3; ++i) pid = s.spawn(in_group(a, 0), hog);
@@ -214,6 +219,7 @@ TEST(Bandwidth, AWakeeInAThrottledGroupDoesNotBecomeTheBuddyIn612) {
     ASSERT_EQ(kernel::set_config_key(&cfg, "sched_feat.NEXT_BUDDY", "true"), "");
     Sim s(flat_machine(1), cfg);
     const int a = s.k->create_task_group("/a");
+    group_support::periods_from_zero(*s.k, a);
     s.k->set_task_group_cpu_max(a, 10000, 100000);
     kernel::UserWord w;
     s.spawn(in_group(a, 0), hog);
@@ -245,6 +251,7 @@ TEST(Bandwidth, TheBalancerMovesNoThrottledTask) {
     SCOPED_TRACE(kernel::version_name(v));
     Sim s(flat_machine(2), testing_support::no_autogroup(kernel::default_config(v)));
     const int a = s.k->create_task_group("/a");
+    group_support::periods_from_zero(*s.k, a);
     s.k->set_task_group_cpu_max(a, 10000, 100000);
     std::vector<int> limited;
     for (int i = 0; i < 3; ++i) limited.push_back(s.spawn(in_group(a), hog));
@@ -282,6 +289,7 @@ TEST(Bandwidth, NothingIsPulledIntoAGroupThrottledOnTheDestination) {
     SCOPED_TRACE(kernel::version_name(v));
     Sim s(flat_machine(2), testing_support::no_autogroup(kernel::default_config(v)));
     const int a = s.k->create_task_group("/a");
+    group_support::periods_from_zero(*s.k, a);
     s.k->set_task_group_cpu_max(a, 10000, 100000);
     s.spawn(in_group(a, 1), hog);
     s.spawn(in_group(0, 0), hog);
@@ -362,4 +370,40 @@ TEST(Bandwidth, AScenarioFileSetsCgroupAndCpuMaxAtTheTopLevel) {
   EXPECT_EQ(e.cgroup, "/db");
   EXPECT_EQ(e.cpu_max, "200000 100000");
   EXPECT_EQ(scenario::validate(e), "");
+}
+
+// init_cfs_bandwidth(): each group's period timer starts at a random offset below 100 ms, so
+// that groups' periods interleave; its periods follow on that grid. The offset is drawn from
+// the run's seed (same seed, same offsets).
+TEST(Bandwidth, EachGroupsPeriodsFollowItsOwnRandomOffset) {
+  constexpr sim::Time kPeriod = 100 * kMs;
+  auto offsets = [](uint64_t seed, sim::Time* end_a, sim::Time* end_b) {
+    kernel::KernelConfig cfg = testing_support::no_autogroup();
+    cfg.seed = seed;
+    Sim s(flat_machine(2), cfg);
+    const int a = s.k->create_task_group("/a");
+    const int b = s.k->create_task_group("/b");
+    const std::pair<sim::Time, sim::Time> first = {
+        s.k->task_group_by_id(a)->cfs_bandwidth.period_expires,
+        s.k->task_group_by_id(b)->cfs_bandwidth.period_expires};
+    s.k->set_task_group_cpu_max(a, 20000, 100000);
+    s.k->set_task_group_cpu_max(b, 20000, 100000);
+    s.spawn(in_group(a, 0), hog);
+    s.spawn(in_group(b, 1), hog);
+    s.run(kSec);
+    *end_a = s.k->task_group_by_id(a)->cfs_bandwidth.period_expires;
+    *end_b = s.k->task_group_by_id(b)->cfs_bandwidth.period_expires;
+    return first;
+  };
+  sim::Time end_a = 0, end_b = 0;
+  const auto [a1, b1] = offsets(1, &end_a, &end_b);
+  EXPECT_LT(a1, kPeriod);
+  EXPECT_LT(b1, kPeriod);
+  EXPECT_NE(a1, b1);
+  EXPECT_GT(end_a, kSec);  // still running, on the grid of its offset
+  EXPECT_EQ((end_a - a1) % kPeriod, 0);
+  EXPECT_EQ((end_b - b1) % kPeriod, 0);
+  sim::Time unused = 0;
+  EXPECT_EQ(offsets(1, &unused, &unused), std::make_pair(a1, b1));
+  EXPECT_NE(offsets(2, &unused, &unused), std::make_pair(a1, b1));
 }

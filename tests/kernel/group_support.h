@@ -24,6 +24,13 @@ inline double run_share(const testing_support::Sim& s, int pid, sim::Time elapse
   return static_cast<double>(s.task(pid).stats.run_ns) / static_cast<double>(elapsed);
 }
 
+// cpu.max's period timer with its first expiry at 0 instead of init_cfs_bandwidth()'s random
+// offset, so that the group's periods end at multiples of its period: for tests that pin
+// what happens at a period's end. Call before the group's cpu.max is written.
+inline void periods_from_zero(kernel::KernelImpl& k, int group) {
+  k.task_group_by_id(group)->cfs_bandwidth.period_expires = 0;
+}
+
 inline constexpr kernel::KernelVersion kVersions[] = {kernel::KernelVersion::V6_12, kernel::KernelVersion::V6_18,
                                                       kernel::KernelVersion::V7_0};
 
