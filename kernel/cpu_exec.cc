@@ -149,6 +149,23 @@ sim::Time cpu_preempt_section(rq* rq, sim::Time now) {
   return left;
 }
 
+// cpu_switch()'s part for preemptible sections (only once one was charged in the run): a
+// section prev leaves unpreempted (a switch at a lazy request) finishes on this CPU's kernel
+// work as it is and is no longer prev's to preempt elsewhere; the rest of one next was
+// preempted in runs first, preemptible again.
+static void cpu_switch_sections(rq* rq, task_struct* prev, task_struct* next, sim::Time now) {
+  prev->preemptible_from = prev->preemptible_to = 0;
+  if (!next->kwork_left) return;
+  cpu_exec& ex = rq->ex;
+  const sim::Time left = next->kwork_left;
+  next->kwork_left = 0;
+  const sim::Time start = std::max(ex.kwork_until, now);
+  ex.kwork_until = start + left;
+  ex.sys_ns += static_cast<u64>(left);
+  next->preemptible_from = start;
+  next->preemptible_to = start + left;
+}
+
 // cpu_switch(): curr changed at `now`. KernelImpl work still pending in the window moves with
 // the switch (charged to the idle CPU's irq time or to the new task's system time), so the
 // buckets always add up to elapsed time.
@@ -179,18 +196,7 @@ void cpu_switch(rq* rq, task_struct* prev, task_struct* next, sim::Time now) {
     smt_update_sibling(k, rq->cpu, !next->is_idle, now);
     tick_nohz_update(rq, next->is_idle);
   }
-  // A section prev leaves unpreempted (a switch at a lazy request) finishes on this CPU's
-  // kernel work as it is; it is no longer prev's to preempt on another CPU.
-  if (k->preemptible_sections) prev->preemptible_from = prev->preemptible_to = 0;
-  if (k->preemptible_sections && next->kwork_left) {  // a preempted section's rest, first
-    const sim::Time left = next->kwork_left;
-    next->kwork_left = 0;
-    const sim::Time start = std::max(ex.kwork_until, now);
-    ex.kwork_until = start + left;
-    ex.sys_ns += static_cast<u64>(left);
-    next->preemptible_from = start;
-    next->preemptible_to = start + left;
-  }
+  if (k->preemptible_sections) cpu_switch_sections(rq, prev, next, now);
   if (!next->is_idle) {
     next->stats.last_arrival = t;
     const u64 waited = t - next->stats.wait_start;

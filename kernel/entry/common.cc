@@ -81,10 +81,12 @@ void exit_to_user_mode_loop(rq* rq, bool /*from_irq*/) {
 void irqentry_exit(rq* rq) {
   cpu_charge(rq, rq->k->machine_.costs.irq_exit_ns);
   irq_exit_softirq(rq);  // irq_exit_rcu(): pending softirqs run (or are handed off) here
-  const sim::Time now = rq->k->now();
-  if (cpu_in_preemptible_section(rq, now) && test_tsk_need_resched(rq->curr)) {
-    cpu_preempt_section(rq, now);
-    if (rq->k->mm_cid_metrics_) mm_cid_note_scan_preempted(rq, now);
+  if (rq->k->preemptible_sections) {  // (none in most runs: no task_struct line read)
+    const sim::Time now = rq->k->now();
+    if (cpu_in_preemptible_section(rq, now) && test_tsk_need_resched(rq->curr)) {
+      cpu_preempt_section(rq, now);
+      if (rq->k->mm_cid_metrics_) mm_cid_note_scan_preempted(rq, now);
+    }
   }
   if (rq->curr->is_idle && tif_need_resched_any(rq->curr)) schedule(rq, /*preempt=*/false);
   exit_to_user_mode_loop(rq, /*from_irq=*/true);
