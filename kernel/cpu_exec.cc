@@ -132,21 +132,19 @@ void cpu_charge_preemptible(rq* rq, sim::Time cost) {
 }
 
 bool cpu_in_preemptible_section(const rq* rq, sim::Time now) {
-  if (!rq->k->preemptible_sections) return false;
   const task_struct* p = rq->curr;
   return p->preemptible_to > now && !p->is_idle;
 }
 
 // The interrupt came at `now`; the section's part before it has run. The kernel work queued
 // after the section (the interrupt's own) moves up by what is taken out.
-sim::Time cpu_preempt_section(rq* rq, sim::Time now) {
+void cpu_preempt_section(rq* rq, sim::Time now) {
   task_struct* p = rq->curr;
   const sim::Time left = p->preemptible_to - std::max(now, p->preemptible_from);
   p->preemptible_from = p->preemptible_to = 0;
   rq->ex.kwork_until -= left;
   rq->ex.sys_ns -= static_cast<u64>(left);
   p->kwork_left += left;
-  return left;
 }
 
 // cpu_switch()'s part for preemptible sections (only once one was charged in the run): a

@@ -22,10 +22,11 @@ void cpu_charge(rq* rq, sim::Time cost);
 // need-resched bit set preempts it there (irqentry_exit() -> cpu_preempt_section()).
 void cpu_charge_preemptible(rq* rq, sim::Time cost);
 // Whether an interrupt ending at `now` may preempt curr's kernel section (see above).
+// REQUIRES: KernelImpl::preemptible_sections (a section was charged in the run).
 bool cpu_in_preemptible_section(const rq* rq, sim::Time now);
 // The rest of curr's preemptible section, from `now`, leaves this CPU's kernel work and
-// waits for curr's next turn on a CPU, where cpu_switch() charges it. Returns its length.
-sim::Time cpu_preempt_section(rq* rq, sim::Time now);
+// waits for curr's next turn on a CPU, where cpu_switch() charges it.
+void cpu_preempt_section(rq* rq, sim::Time now);
 // The kernel path is done: curr resumes its program step when the kernel work ends.
 void cpu_return_to_user(rq* rq);
 // Accounting for rq->curr changing from prev to next at now (busy/idle, wait, runtime).

@@ -355,7 +355,7 @@ void sched_cfs_slack_timer(sim::Timer* t, sim::Time now) {
 // runqueues throttled and more than a slice in the pool, the slack timer will hand it out.
 // The runqueue drops it even when there is no quota, so that it does not try again.
 void return_cfs_rq_runtime(cfs_rq* cfs) {
-  if (!cfs->runtime_enabled || cfs->nr_queued) return;
+  if (cfs->nr_queued) return;
   const s64 slack_runtime = cfs->runtime_remaining - min_cfs_rq_runtime;
   if (slack_runtime <= 0) return;
   rq* rq = rq_of(cfs);
