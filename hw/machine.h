@@ -28,7 +28,7 @@ struct Costs {
   sim::Time line_xllc_ns = 70;           // ... across LLCs of one socket
   sim::Time line_xsocket_ns = 200;       // ... across sockets
   sim::Time copy_from_user_word_ns = 10; // STAC/CLAC + a checked load, L1 hit
-  sim::Time idle_exit_ns = 2000;         // leaving the idle state on a wakeup (latency)
+  sim::Time idle_exit_ns = 2000;         // leaving the idle state for an interrupt (latency)
   sim::Time newidle_balance_ns = 3000;   // cost of one newly-idle balance attempt
   // task_mm_cid_work(): per possible CPU visited, both passes (old slots, then cids above
   // the weight): that CPU's rq->clock and rq->curr and the mm's slot, remote lines.

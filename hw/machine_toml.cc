@@ -67,7 +67,7 @@ const std::vector<CostSetting> kCosts = {
     SCHEDLAB_NS_COST(line_xllc_ns, "one cache-line transfer across LLCs of a socket"),
     SCHEDLAB_NS_COST(line_xsocket_ns, "one cache-line transfer across sockets"),
     SCHEDLAB_NS_COST(copy_from_user_word_ns, "STAC/CLAC + a checked load, L1 hit"),
-    SCHEDLAB_NS_COST(idle_exit_ns, "leaving the idle state on a wakeup (latency)"),
+    SCHEDLAB_NS_COST(idle_exit_ns, "leaving the idle state for an interrupt (latency)"),
     SCHEDLAB_NS_COST(newidle_balance_ns, "one newly-idle balance attempt"),
     SCHEDLAB_NS_COST(clone_ns,
                      "a parent creating one thread (`pthread_create()`: `clone()` and the stack): "

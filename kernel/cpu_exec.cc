@@ -109,6 +109,15 @@ void cpu_enter_kernel(rq* rq, sim::Time now) {
   if (ex.kwork_until < now) ex.kwork_until = now;
 }
 
+bool cpu_idle_exit_defer(rq* rq, sim::Timer* t, sim::Time now) {
+  cpu_exec& ex = rq->ex;
+  if (!rq->curr->is_idle || ex.kwork_until > now) return false;  // awake
+  if (ex.idle_exit_until < now) ex.idle_exit_until = now + rq->k->machine_.costs.idle_exit_ns;
+  if (ex.idle_exit_until == now) return false;  // out of idle (or no exit latency)
+  rq->k->engine()->arm(t, ex.idle_exit_until);
+  return true;
+}
+
 void cpu_charge(rq* rq, sim::Time cost) {
   cpu_exec& ex = rq->ex;
   const sim::Time now = rq->k->now();

@@ -27,6 +27,11 @@ bool cpu_in_preemptible_section(const rq* rq, sim::Time now);
 // The rest of curr's preemptible section, from `now`, leaves this CPU's kernel work and
 // waits for curr's next turn on a CPU, where cpu_switch() charges it.
 void cpu_preempt_section(rq* rq, sim::Time now);
+// Timer t's interrupt reaches rq's CPU at `now`. An idle CPU in its idle state (the idle task
+// current, no kernel work in progress) first leaves that state, which takes the profile's
+// idle_exit_ns (the C-state's exit latency); interrupts that come while it does wait for the
+// same end. Returns true when t was re-armed for that end: the handler returns and runs then.
+bool cpu_idle_exit_defer(rq* rq, sim::Timer* t, sim::Time now);
 // The kernel path is done: curr resumes its program step when the kernel work ends.
 void cpu_return_to_user(rq* rq);
 // Accounting for rq->curr changing from prev to next at now (busy/idle, wait, runtime).

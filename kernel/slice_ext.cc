@@ -86,6 +86,7 @@ void slice_ext_arm_timer(rq* rq, sim::Time expires, task_struct* cookie) {
 // irqentry_enter() and irqentry_exit(), whose exit path then acts on the flags it set.
 void slice_ext_timer_fn(sim::Timer* t, sim::Time now) {
   rq* rq = static_cast<struct rq*>(t->ctx);
+  if (cpu_idle_exit_defer(rq, t, now)) return;
   irqentry_enter(rq, now);
   trace_irq_handler_entry(rq, kIrqLocalTimer, "local_timer");
   trace_hrtimer_expire_entry(rq, TraceHrtimer::slice_ext_timer, static_cast<uint64_t>(rq->cpu));

@@ -83,6 +83,7 @@ int64_t sys_clock_nanosleep(rq* rq, task_struct* p, const UserAction& a) {
 void read_complete_irq(sim::Timer* t, sim::Time now) {
   task_struct* p = static_cast<task_struct*>(t->ctx);
   rq* rq = p->kern->rq_of(static_cast<int>(t->arg));
+  if (cpu_idle_exit_defer(rq, t, now)) return;
   irqentry_enter(rq, now);
   trace_irq_handler_entry(rq, kIrqDevice, "read_complete");
   try_to_wake_up(p->kern, p, 0);

@@ -30,6 +30,7 @@ net_device* dev_of_irq_thread(KernelImpl* k, const task_struct* p) {
 void nic_interrupt(net_device* d, sim::Time now) {
   KernelImpl* k = d->k;
   rq* rq = k->rq_of(d->irq_cpu);
+  if (cpu_idle_exit_defer(rq, &d->irq_timer, now)) return;
   d->stats.irqs++;
   d->last_irq = now;
   irqentry_enter(rq, now);
@@ -46,7 +47,7 @@ void nic_interrupt(net_device* d, sim::Time now) {
 // Packets are on the ring and the interrupt is unmasked: raise it, or once the coalescing
 // interval since the last one has passed.
 void nic_maybe_interrupt(net_device* d, sim::Time now) {
-  if (d->napi.sched || d->irq_thread_pending || d->count == 0) return;
+  if (d->napi.sched || d->irq_thread_pending || d->irq_timer.armed || d->count == 0) return;
   if (d->coalesce_ns > 0 && d->last_irq >= 0 && now < d->last_irq + d->coalesce_ns) {
     if (!d->coalesce_timer.armed) d->k->engine()->arm(&d->coalesce_timer, d->last_irq + d->coalesce_ns);
     return;
@@ -55,6 +56,9 @@ void nic_maybe_interrupt(net_device* d, sim::Time now) {
 }
 
 void nic_coalesce_fn(sim::Timer* t, sim::Time now) { nic_maybe_interrupt(static_cast<net_device*>(t->ctx), now); }
+void nic_irq_fn(sim::Timer* t, sim::Time now) {
+  nic_interrupt(static_cast<net_device*>(t->ctx), now);
+}
 
 // A burst of a flow reaches the NIC: onto the ring while there is room, dropped after; the
 // interrupt fires unless it is masked (NAPI scheduled, or the thread not yet run).
@@ -130,6 +134,8 @@ int netdev_add(KernelImpl* k, const NicRxQueueAttr& a) {
   d->coalesce_ns = a.rx_usecs_ns;
   d->coalesce_timer.ctx = d.get();
   d->coalesce_timer.fn = nic_coalesce_fn;
+  d->irq_timer.ctx = d.get();
+  d->irq_timer.fn = nic_irq_fn;
   d->ring.assign(static_cast<size_t>(a.ring_size), nic_rx_desc{});
   d->napi.dev = d.get();
   d->napi.napi_id = 8192 + index;  // napi_hash_add(): ids start above NR_CPUS (MIN_NAPI_ID)

@@ -44,6 +44,7 @@ struct net_device {
   sim::Time coalesce_ns = 0;
   sim::Time last_irq = -1;
   sim::Timer coalesce_timer;          // the held-back interrupt
+  sim::Timer irq_timer;               // the raised interrupt, while its idle CPU wakes up
   napi_struct napi;
   std::vector<nic_rx_desc> ring;
   size_t head = 0, count = 0;

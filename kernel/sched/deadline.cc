@@ -244,6 +244,7 @@ void dl_server_update_defer(rq* rq) {
 // as a deadline entity: RT is preempted at once. At its replenishment it is enqueued again.
 void dl_server_timer_fn(sim::Timer* t, sim::Time now) {
   rq* rq = static_cast<struct rq*>(t->ctx);
+  if (cpu_idle_exit_defer(rq, t, now)) return;
   irqentry_enter(rq, now);
   update_rq_clock(rq);
   dl_server& s = rq->fair_server;

@@ -31,6 +31,7 @@
 #include <algorithm>
 
 #include "kernel/entry/common.h"
+#include "kernel/cpu_exec.h"
 #include "kernel/kernel_impl.h"
 #include "kernel/sched/deadline.h"
 #include "kernel/sched/fair_internal.h"
@@ -275,6 +276,7 @@ void sched_cfs_period_timer(sim::Timer* t, sim::Time now) {
   task_group* tg = static_cast<task_group*>(t->ctx);
   cfs_bandwidth* cfs_b = &tg->cfs_bandwidth;
   rq* rq = tg->cfs_rq[static_cast<size_t>(cfs_b->timer_cpu)]->rq;
+  if (cpu_idle_exit_defer(rq, t, now)) return;
   irqentry_enter(rq, now);
   update_rq_clock(rq);
   // hrtimer_forward_now(): the periods that passed since the last expiry.
@@ -342,6 +344,7 @@ void sched_cfs_slack_timer(sim::Timer* t, sim::Time now) {
   task_group* tg = static_cast<task_group*>(t->ctx);
   cfs_bandwidth* cfs_b = &tg->cfs_bandwidth;
   rq* rq = tg->cfs_rq[static_cast<size_t>(cfs_b->slack_cpu)]->rq;
+  if (cpu_idle_exit_defer(rq, t, now)) return;
   irqentry_enter(rq, now);
   do_sched_cfs_slack_timer(rq->k, cfs_b);
   __hrtimer_run_queues(rq, now);

@@ -306,6 +306,7 @@ struct cpu_exec {
   bool sibling_busy = false;   // SMT sibling has a task current (user work runs slower)
   uint32_t zero_time_steps = 0;  // program steps run without time passing (livelock guard)
   unsigned ipi_pending = 0; bool ipi_polled = false;  // IPI_* bits; all seen by polling
+  sim::Time idle_exit_until = -1;  // an interrupt woke the idle CPU: its idle state ends then
   // Lines 3 and 4: per-rq hrtick, the earliest pending IPI arrival, and 7.0's per-CPU slice
   // extension timer (hrtick for RFC/2023) with the task it was armed for.
   sim::Timer hrtick_timer, ipi_timer, slice_timer;

@@ -3,6 +3,7 @@
 
 #include <cassert>
 
+#include "kernel/cpu_exec.h"
 #include "kernel/entry/common.h"
 #include "kernel/kernel_impl.h"
 #include "kernel/trace_points.h"
@@ -115,6 +116,8 @@ void __hrtimer_run_queues(rq* rq, sim::Time now) {
 void hrtimer_sleep_fn(sim::Timer* t, sim::Time now) {
   task_struct* p = static_cast<task_struct*>(t->ctx);
   rq* rq = p->kern->rq_of(static_cast<int>(t->arg));
+  // (The launcher's stand-in below is no interrupt of the modelled machine: it takes none.)
+  if (t == &p->sleep_timer && cpu_idle_exit_defer(rq, t, now)) return;
   irqentry_enter(rq, now);
   trace_irq_handler_entry(rq, kIrqLocalTimer, "local_timer");
   if (t == &p->sleep_timer) {

@@ -48,6 +48,7 @@ void tick_nohz_update(rq* rq, bool idle) {
 void tick_sched_timer_fn(sim::Timer* t, sim::Time now) {
   rq* rq = static_cast<struct rq*>(t->ctx);
   KernelImpl* k = rq->k;
+  if (cpu_idle_exit_defer(rq, t, now)) return;
   irqentry_enter(rq, now);
   trace_irq_handler_entry(rq, kIrqLocalTimer, "local_timer");
   trace_hrtimer_expire_entry(rq, TraceHrtimer::tick_nohz_handler, static_cast<uint64_t>(rq->cpu));
@@ -69,6 +70,7 @@ void tick_sched_timer_fn(sim::Timer* t, sim::Time now) {
 // hrtick(): the fair slice ended (sched_feat(HRTICK)); task_tick(queued = 1) reschedules.
 void hrtick_timer_fn(sim::Timer* t, sim::Time now) {
   rq* rq = static_cast<struct rq*>(t->ctx);
+  if (cpu_idle_exit_defer(rq, t, now)) return;
   irqentry_enter(rq, now);
   trace_irq_handler_entry(rq, kIrqLocalTimer, "local_timer");
   trace_hrtimer_expire_entry(rq, TraceHrtimer::hrtick, static_cast<uint64_t>(rq->cpu));

@@ -4,10 +4,12 @@
 // the balancer's can_migrate_task()).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 
 #include "kernel/sched/sched.h"
+#include "kernel/trace.h"
 #include "report/results.h"
 #include "scenario/experiment.h"
 #include "tests/kernel/group_support.h"
@@ -70,8 +72,31 @@ TEST(Cgroup, ACpuRunningOnlyAnIdleGroupsTasksIsSchedIdle) {
   testing_support::check_invariants(*s.k, kSec / 10);
 }
 
-// Sleeps end at the time asked for: with timer slack the three sleepers' timers often expire
-// in one interrupt, and the normal task is then queued beside the others, not a wakee.
+// How long a task waits from each wakeup that finds another task running on its CPU, and wakes
+// no other task in the same instant (one interrupt), to its switch in.
+struct WaitsOfLoneWakeups : kernel::TraceSink {
+  explicit WaitsOfLoneWakeups(int pid) : pid(pid) {}
+  void record(const kernel::TraceRecord& r) override {
+    if (r.type == kernel::TraceEvent::sched_wakeup) {
+      if (r.a.pid == pid)
+        woke = r.curr.pid != 0 && r.ts != other_wakeup ? r.ts : -1;
+      else if ((other_wakeup = r.ts) == woke)
+        woke = -1;
+    } else if (r.type == kernel::TraceEvent::sched_switch && r.b.pid == pid && woke >= 0) {
+      max_ns = std::max(max_ns, r.ts - woke);
+      ++n;
+      woke = -1;
+    }
+  }
+  int pid;
+  sim::Time woke = -1, other_wakeup = -1, max_ns = 0;
+  int n = 0;
+};
+
+// Sleeps end at the time asked for. The normal task's wakeups that find an idle group's task
+// running preempt it at once. Timers that expire in one interrupt (with timer slack, or within
+// an idle CPU's exit) wake their tasks together: then EEVDF may pick the other task first
+// (6.12 and 6.18 leave NEXT_BUDDY off), so those wakeups are left out.
 TEST(Cgroup, ANormalWakeePreemptsAnIdleGroupsTaskAtOnce) {
   for (auto v : kVersions) {
     Sim s(flat_machine(1), testing_support::exact_sleeps(kernel::default_config(v)));
@@ -84,12 +109,13 @@ TEST(Cgroup, ANormalWakeePreemptsAnIdleGroupsTaskAtOnce) {
     s.k->start();
     s.engine.run_until(kSec / 10);
     const int w = s.spawn(in_group(normal), sleeper, kSec / 10);
+    WaitsOfLoneWakeups waits(w);
+    s.k->set_trace_sink(&waits);
     s.engine.run_until(kSec);
     s.k->finish(kSec);
-    const kernel::task_struct& t = s.task(w);
-    ASSERT_GT(t.stats.nr_wakeups, 100u);
-    // Every wakeup runs at once: no wait beyond the switch itself.
-    EXPECT_LT(t.stats.wait_max_ns, 50000u) << kernel::version_name(v);
+    ASSERT_GT(waits.n, 100) << kernel::version_name(v);
+    // No wait beyond the switch itself.
+    EXPECT_LT(waits.max_ns, 50000) << kernel::version_name(v);
     testing_support::check_invariants(*s.k, kSec);
   }
 }

@@ -118,7 +118,7 @@ TEST(NohzIdle, ANewlyIdleCpuRefreshesTheBlockedLoadOfTickStoppedCpus) {
 
 // sched_balance_newidle() returns at once when a wakeup is already queued for the CPU
 // (ttwu_pending): the task comes with the IPI. On two LLCs (synth:2x4x1), CPU 4 wakes W, a
-// sleeper pinned to CPU 0, at 5 ms: a remote LLC, so the wakeup goes on CPU 0's wake list
+// sleeper pinned to CPU 0, at 5 ms (once out of idle, 2 us later): a remote LLC, so the wakeup goes on CPU 0's wake list
 // with an IPI (1 us). CPU 0's task blocks in that microsecond, with two hogs on CPU 1
 // making the machine overloaded: CPU 0's lowest domain sees no newly-idle attempt (W then
 // runs on).
@@ -145,7 +145,7 @@ TEST(NewidleBalance, ACpuWithAQueuedWakeupDoesNotBalance) {
   const kernel::rq* rq0 = s.k->rq_of(0);
   s.spawn(on(0), [&](user::Thread& t) -> user::Program {
     // (the last 5 us in steps of 100 ns, so interrupts do not carry the block past the window)
-    constexpr sim::Time kBlock = 5 * kMs + 2800;
+    constexpr sim::Time kBlock = 5 * kMs + 4800;  // CPU 4's idle exit (2 us) makes it late
     while (t.now() < kBlock) {
       const sim::Time left = kBlock - t.now();
       const sim::Time step = left > 5 * kUs ? left - 5 * kUs : std::min<sim::Time>(left, 100);

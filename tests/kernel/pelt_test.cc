@@ -144,7 +144,11 @@ uint64_t check_runqueue_sums(Sim& s, sim::Time end) {
   for (const auto& t : s.k->tasks()) migrations += t->stats.nr_migrations;
   double rq_util = 0, task_util = 0, rq_load = 0, task_load = 0;
   for (int c = 0; c < s.k->nr_cpus(); ++c) {
-    kernel::sched_balance_update_blocked_averages(s.k->rq_of(c));
+    // The running task's averages, and its runqueue's, brought to now as a tick would.
+    kernel::rq* rq = s.k->rq_of(c);
+    kernel::update_rq_clock(rq);
+    if (rq->cfs.curr) kernel::update_load_avg(&rq->cfs, rq->cfs.curr, 0);
+    kernel::sched_balance_update_blocked_averages(rq);
     rq_util += static_cast<double>(s.k->cpu_rq(c).cfs.avg.util_avg);
     rq_load += static_cast<double>(s.k->cpu_rq(c).cfs.avg.load_avg);
   }
