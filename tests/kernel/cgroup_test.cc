@@ -95,8 +95,8 @@ struct WaitsOfLoneWakeups : kernel::TraceSink {
 
 // Sleeps end at the time asked for. The normal task's wakeups that find an idle group's task
 // running preempt it at once. Timers that expire in one interrupt (with timer slack, or within
-// an idle CPU's exit) wake their tasks together: then EEVDF may pick the other task first
-// (6.12 and 6.18 leave NEXT_BUDDY off), so those wakeups are left out.
+// an idle CPU's exit) wake their tasks together, and the pick that follows may take the
+// other task first (an EEVDF pick, not a wakeup preemption), so those wakeups are left out.
 TEST(Cgroup, ANormalWakeePreemptsAnIdleGroupsTaskAtOnce) {
   for (auto v : kVersions) {
     Sim s(flat_machine(1), testing_support::exact_sleeps(kernel::default_config(v)));
