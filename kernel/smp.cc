@@ -20,7 +20,7 @@ void smp_send_ipi(KernelImpl* k, int cpu, unsigned bits) {
   const hw::Costs& c = k->machine_.costs;
   const int from = k->current_cpu() >= 0 ? k->current_cpu() : cpu;
   const bool idle = target->curr->is_idle;
-  constexpr unsigned kPolled = IPI_RESCHEDULE | IPI_CALL_FUNC | IPI_NOHZ_KICK;
+  constexpr unsigned kPolled = IPI_RESCHEDULE | IPI_CALL_FUNC | IPI_NOHZ_KICK | IPI_CFSB_CSD;
   const bool polled = idle && c.idle_polling && !(bits & ~kPolled);
   sim::Time latency;
   if (polled) {
@@ -39,9 +39,11 @@ void smp_send_ipi(KernelImpl* k, int cpu, unsigned bits) {
 
 namespace {
 
-// flush_smp_call_function_queue(): the work queued for this CPU by smp_send_ipi(), the
-// wakeups (sched_ttwu_pending()) and the NOHZ kick's balance.
+// flush_smp_call_function_queue(): the work queued for this CPU by smp_send_ipi(): the
+// asynchronous calls first (cpu.max's unthrottles), then the wakeups (sched_ttwu_pending()),
+// and the NOHZ kick's balance.
 void flush_smp_call_function_queue(rq* rq, unsigned bits) {
+  if (bits & IPI_CFSB_CSD) __cfsb_csd_unthrottle(rq);
   if (!rq->ex.wake_list.empty()) sched_ttwu_pending(rq);
   if (bits & IPI_NOHZ_KICK) nohz_idle_balance(rq);
 }
@@ -73,7 +75,8 @@ void ipi_timer_fn(sim::Timer* t, sim::Time now) {
   if ((bits & IPI_RESCHEDULE) && (rq->curr->thread_flags & TIF_NEED_RESCHED))
     rq->preempt_need_resched = true;
   // The call-function vector when wakeups were queued, else the reschedule one.
-  const int irq = rq->ex.wake_list.empty() ? kIrqReschedule : kIrqCallFunction;
+  const int irq =
+      rq->ex.wake_list.empty() && !(bits & IPI_CFSB_CSD) ? kIrqReschedule : kIrqCallFunction;
   trace_irq_handler_entry(rq, irq, irq == kIrqReschedule ? "reschedule" : "call_function");
   flush_smp_call_function_queue(rq, bits);
   if (bits & IPI_RT_PUSH) rto_push_irq_work_func(rq);

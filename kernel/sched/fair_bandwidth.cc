@@ -9,7 +9,7 @@
 // for a reschedule and is throttled at the next pick (check_cfs_rq_runtime()) or when it
 // becomes non-empty (check_enqueue_throttle()). The period timer hands the new period's
 // runtime to the throttled runqueues in throttle order (distribute_cfs_runtime()), which
-// unthrottles them.
+// unthrottles them: its own CPU's at once, another CPU's by a call-function IPI to it.
 //
 // Where the versions differ is what throttling does:
 // - 6.12: throttle_cfs_rq() dequeues the group's entity on that CPU at once, with every task
@@ -30,8 +30,8 @@
 // unthrottle of remote CPUs, done here at once.
 #include <algorithm>
 
-#include "kernel/entry/common.h"
 #include "kernel/cpu_exec.h"
+#include "kernel/entry/common.h"
 #include "kernel/kernel_impl.h"
 #include "kernel/sched/deadline.h"
 #include "kernel/sched/fair_internal.h"
@@ -223,20 +223,37 @@ void unthrottle_cfs_rq(cfs_rq* cfs) {
   if (rq->curr == rq->idle && rq->cfs.nr_queued) resched_curr(rq);
 }
 
+// unthrottle_cfs_rq_async(): a runqueue of another CPU is unthrottled there, by the
+// call-function IPI's handler; the first runqueue queued on that CPU sends the IPI.
+void unthrottle_cfs_rq_async(cfs_rq* cfs) {
+  rq* rq = rq_of(cfs);
+  if (cfs->csd_queued) return;
+  const bool first = rq->cfsb_csd_list.empty();
+  cfs->csd_queued = true;
+  rq->cfsb_csd_list.push_back(cfs);  // reserved by tg_set_cfs_bandwidth(): no allocation
+  if (first) smp_send_ipi(rq->k, rq->cpu, IPI_CFSB_CSD);  // smp_call_function_single_async()
+}
+
 // distribute_cfs_runtime(): the pool pays each throttled runqueue's debt plus 1 ns, in
-// throttle order, while it lasts; those back above zero are unthrottled.
+// throttle order, while it has runtime. A runqueue back in credit is unthrottled on its own
+// CPU (unthrottle_cfs_rq_async()), or here after the walk if it is this CPU's; one already
+// queued for that is passed over ("Async unthrottling for cfs bandwidth", v6.2).
 void distribute_cfs_runtime(cfs_bandwidth* cfs_b) {
-  for (size_t i = 0; i < cfs_b->throttled_cfs_rq.size() && cfs_b->runtime > 0;) {
-    cfs_rq* cfs = cfs_b->throttled_cfs_rq[i];
+  cfs_rq* local_unthrottle = nullptr;
+  for (cfs_rq* cfs : cfs_b->throttled_cfs_rq) {
+    if (cfs_b->runtime <= 0) break;
+    if (cfs->csd_queued) continue;
     const s64 runtime = std::min<s64>(-cfs->runtime_remaining + 1, cfs_b->runtime);
     cfs_b->runtime -= runtime;
     cfs->runtime_remaining += runtime;
-    if (cfs->runtime_remaining > 0) {
-      unthrottle_cfs_rq(cfs);  // removes entry i
-      continue;
-    }
-    ++i;
+    if (cfs->runtime_remaining <= 0) continue;
+    rq* rq = rq_of(cfs);
+    if (rq->cpu != rq->k->current_cpu())
+      unthrottle_cfs_rq_async(cfs);
+    else
+      local_unthrottle = cfs;
   }
+  if (local_unthrottle && local_unthrottle->throttled) unthrottle_cfs_rq(local_unthrottle);
 }
 
 // __refill_cfs_bandwidth_runtime(): a period's quota into the pool, which may hold up to
@@ -446,6 +463,18 @@ void throttle_cfs_rq_work(rq* rq, task_struct* p) {
   resched_curr(rq);
 }
 
+// __cfsb_csd_unthrottle(): the call-function IPI on this CPU unthrottles the runqueues other
+// CPUs gave runtime to, those still throttled.
+void __cfsb_csd_unthrottle(rq* rq) {
+  update_rq_clock(rq);
+  for (size_t i = 0; i < rq->cfsb_csd_list.size(); ++i) {
+    cfs_rq* cfs = rq->cfsb_csd_list[i];
+    cfs->csd_queued = false;
+    if (cfs->throttled) unthrottle_cfs_rq(cfs);
+  }
+  rq->cfsb_csd_list.clear();
+}
+
 // tg_set_cfs_bandwidth(): cpu.max or cpu.max.burst written. The pool is refilled once
 // (__refill_cfs_bandwidth_runtime(): a new group's holds the quota, one written again up to
 // quota + burst); every runqueue of the group starts with no local runtime (and is
@@ -468,6 +497,9 @@ void tg_set_cfs_bandwidth(KernelImpl* k, task_group* tg, u64 period, u64 quota, 
     cfs->runtime_enabled = runtime_enabled;
     cfs->runtime_remaining = 0;
     if (cfs->throttled) unthrottle_cfs_rq(cfs);
+    // Room for a queued unthrottle of every group on each CPU.
+    std::vector<cfs_rq*>& csd = cfs->rq->cfsb_csd_list;
+    if (csd.capacity() < k->task_groups.size()) csd.reserve(k->task_groups.size());
   }
 }
 

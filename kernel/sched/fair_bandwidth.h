@@ -48,6 +48,8 @@ struct cfs_bandwidth {
 // "max"). REQUIRES: burst <= quota unless the quota is RUNTIME_INF.
 void tg_set_cfs_bandwidth(KernelImpl* k, task_group* tg, uint64_t period, uint64_t quota,
                           uint64_t burst);
+// __cfsb_csd_unthrottle(): the call-function IPI's part for cpu.max (IPI_CFSB_CSD).
+void __cfsb_csd_unthrottle(rq* rq);
 // throttle_cfs_rq_work(): 6.18+'s task work, run by p (rq->curr) on its way to user mode.
 void throttle_cfs_rq_work(rq* rq, task_struct* p);
 

@@ -174,8 +174,9 @@ struct cfs_rq {
   // CONFIG_FAIR_GROUP_SCHED: the group this runqueue belongs to (nullptr: the root group).
   task_group* tg = nullptr;
   // CONFIG_CFS_BANDWIDTH (kernel/sched/fair_bandwidth.cc): runtime drawn from the group's pool
-  // is accounted while runtime_enabled; throttled state, throttled ancestors + self.
-  bool runtime_enabled = false, throttled = false;
+  // is accounted while runtime_enabled; throttled state, throttled ancestors + self; queued
+  // on its rq's cfsb_csd_list for an unthrottle on its own CPU (throttled_csd_list).
+  bool runtime_enabled = false, throttled = false, csd_queued = false;
   int throttle_count = 0;
   int idle = 0;  // an idle group's runqueue (sched_group_set_idle(), cfs_rq_is_idle())
   sched_avg avg;               // PELT of the runqueue: blocked entities decay inside it
@@ -322,6 +323,7 @@ enum : unsigned {
   IPI_NOHZ_KICK = 1u << 2,
   IPI_RT_PUSH = 1u << 3,  // the root domain's rto_push_work irq_work
   IPI_CPU_STOP = 1u << 4, // stop_one_cpu_nowait(): wake this CPU's stopper (active balance)
+  IPI_CFSB_CSD = 1u << 5, // rq->cfsb_csd: runqueues to unthrottle here (__cfsb_csd_unthrottle())
 };
 
 // The fair deadline server (6.12+, rq->fair_server, a deferred sched_dl_entity in deadline.c):
@@ -390,6 +392,9 @@ struct alignas(64) rq {
   int sd_llc_size = 1;
   int push_cpu = -1;           // where it pushes a task
   sim::Rng sched_rnd_state;    // sched_rng(): this CPU's draws (NI_RANDOM)
+  // CONFIG_CFS_BANDWIDTH: this CPU's runqueues given runtime from another CPU, unthrottled by
+  // the call-function IPI (rq->cfsb_csd_list; IPI_CFSB_CSD).
+  std::vector<cfs_rq*> cfsb_csd_list;
   // rqs lie one after another (RqArray): with an even number of lines, the same field of
   // every rq falls in a fraction of a cache's sets (48 lines: 1/16) and evicts itself.
   alignas(64) char odd_lines_pad[64];

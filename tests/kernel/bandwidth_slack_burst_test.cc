@@ -3,11 +3,16 @@
 // runtime, which the slack timer hands to throttled runqueues 5 ms later unless the period
 // ends within 7 ms (return_cfs_rq_runtime(), start_cfs_slack_bandwidth(),
 // do_sched_cfs_slack_timer()); and cpu.max.burst, which lets the refill keep unused runtime,
-// up to quota + burst (__refill_cfs_bandwidth_runtime()), counted in cpu.stat.
+// up to quota + burst (__refill_cfs_bandwidth_runtime()), counted in cpu.stat. A runqueue
+// given runtime from another CPU is unthrottled on its own, by a call-function IPI
+// (unthrottle_cfs_rq_async(), __cfsb_csd_unthrottle()).
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
+#include "kernel/sched/sched.h"
+#include "kernel/trace.h"
 #include "report/results.h"
 #include "scenario/experiment.h"
 #include "tests/kernel/group_support.h"
@@ -22,6 +27,7 @@ using testing_support::flat_machine;
 namespace {
 
 constexpr sim::Time kMs = sim::kNsecPerMsec;
+constexpr sim::Time kSec = sim::kNsecPerSec;
 
 // Runs `ns` of user work, then sleeps for good.
 user::Program work_then_sleep(user::Thread& t, sim::Time ns) {
@@ -177,4 +183,60 @@ TEST(BandwidthBurst, ScenarioCpuMaxBurstIsReportedAndChecked) {
   ASSERT_EQ(scenario::set_key(&root, "cpu.max.burst", "1000"), "");
   EXPECT_EQ(scenario::validate(root),
             "cpu.max.burst: needs a cgroup (the root cgroup has no such file)");
+}
+
+namespace {
+
+// The call-function interrupts taken on one CPU (their times).
+struct CallFunctionIrqs : kernel::TraceSink {
+  explicit CallFunctionIrqs(int cpu) : cpu(cpu) {}
+  void record(const kernel::TraceRecord& r) override {
+    if (r.type == kernel::TraceEvent::irq_handler_entry && r.cpu == cpu &&
+        r.irq == kernel::kIrqCallFunction)
+      at.push_back(r.ts);
+  }
+  int cpu;
+  std::vector<sim::Time> at;
+};
+
+}  // namespace
+
+// cpu.max "20000 100000" with a hog on each of two CPUs: both runqueues are throttled when the
+// period ends at 200 ms. The period timer runs on CPU 0 (where the quota was written), idle,
+// so at 200 ms + its idle exit; it unthrottles CPU 0's runqueue there, and CPU 1's by a
+// call-function IPI, which reaches idle CPU 1 one IPI latency and one idle exit later.
+TEST(Bandwidth, ARemoteRunqueueIsUnthrottledOnItsOwnCpuByAnIpi) {
+  for (auto v : kVersions) {
+    SCOPED_TRACE(kernel::version_name(v));
+    Sim s(testing_support::exact_timers(flat_machine(2)),
+          testing_support::no_autogroup(kernel::default_config(v)));
+    const hw::Costs& c = s.k->machine().costs;
+    const int a = s.k->create_task_group("/a");
+    group_support::periods_from_zero(*s.k, a);
+    s.k->set_task_group_cpu_max(a, 20000, 100000);
+    s.spawn(in_group(a, 0), hog);
+    s.spawn(in_group(a, 1), hog);
+    CallFunctionIrqs irqs(1);
+    s.k->set_trace_sink(&irqs);
+    const kernel::task_group* tg = s.k->task_group_by_id(a);
+    const sim::Time local = 200 * kMs + c.idle_exit_ns;
+    const sim::Time remote = local + c.ipi_latency_ns + c.idle_exit_ns;
+    bool before[2] = {}, after[2] = {};
+    auto throttled = [tg](bool* out) {
+      for (int cpu = 0; cpu < 2; ++cpu) out[cpu] = tg->cfs_rq[static_cast<size_t>(cpu)]->throttled;
+    };
+    testing_support::Sampler probe_before(s, kSec, [&](sim::Time) { throttled(before); },
+                                          200 * kMs - 1);
+    testing_support::Sampler probe_between(s, kSec, [&](sim::Time) { throttled(after); },
+                                           remote - 1);
+    s.run(300 * kMs);
+    EXPECT_TRUE(before[0] && before[1]);  // the set-up: both wait for the period
+    EXPECT_FALSE(after[0]);  // this CPU's, at once
+    EXPECT_TRUE(after[1]);   // the other's, when its IPI comes
+    ASSERT_FALSE(irqs.at.empty());
+    bool at_remote = false;
+    for (sim::Time t : irqs.at) at_remote |= t == remote;
+    EXPECT_TRUE(at_remote);
+    testing_support::check_invariants(*s.k, 300 * kMs);
+  }
 }
