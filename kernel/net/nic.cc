@@ -23,16 +23,14 @@ net_device* dev_of_irq_thread(KernelImpl* k, const task_struct* p) {
   return nullptr;
 }
 
-// The queue's interrupt on its CPU. The driver's handler masks the queue's interrupt and
-// calls napi_schedule() (mlx5e_completion_event() and the like); forced threading
+// The queue's interrupt handler on its CPU. The driver's handler masks the queue's interrupt
+// and calls napi_schedule() (mlx5e_completion_event() and the like); forced threading
 // (irq_setup_forced_threading()) leaves the hardirq only irq_default_primary_handler(),
 // which wakes the thread.
-void nic_interrupt(net_device* d, sim::Time now) {
+void nic_irq_handler(net_device* d, sim::Time now) {
   KernelImpl* k = d->k;
   rq* rq = k->rq_of(d->irq_cpu);
-  if (cpu_idle_exit_defer(rq, &d->irq_timer, now)) return;
   d->stats.irqs++;
-  d->last_irq = now;
   irqentry_enter(rq, now);
   if (d->irq_thread) {
     d->irq_thread_pending = true;  // __irq_wake_thread()
@@ -42,6 +40,14 @@ void nic_interrupt(net_device* d, sim::Time now) {
     napi_schedule(rq, &d->napi);
   }
   irqentry_exit(rq);
+}
+
+// The queue raises its interrupt: the coalescing interval counts from here, and the handler
+// runs now, or once an idle CPU has left its idle state (the device knows nothing of it).
+void nic_interrupt(net_device* d, sim::Time now) {
+  d->last_irq = now;
+  if (cpu_idle_exit_defer(d->k->rq_of(d->irq_cpu), &d->irq_timer, now)) return;
+  nic_irq_handler(d, now);
 }
 
 // Packets are on the ring and the interrupt is unmasked: raise it, or once the coalescing
@@ -57,7 +63,7 @@ void nic_maybe_interrupt(net_device* d, sim::Time now) {
 
 void nic_coalesce_fn(sim::Timer* t, sim::Time now) { nic_maybe_interrupt(static_cast<net_device*>(t->ctx), now); }
 void nic_irq_fn(sim::Timer* t, sim::Time now) {
-  nic_interrupt(static_cast<net_device*>(t->ctx), now);
+  nic_irq_handler(static_cast<net_device*>(t->ctx), now);
 }
 
 // A burst of a flow reaches the NIC: onto the ring while there is room, dropped after; the

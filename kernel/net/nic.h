@@ -42,7 +42,7 @@ struct net_device {
   int irq_cpu = 0;
   sim::Time end = 0;
   sim::Time coalesce_ns = 0;
-  sim::Time last_irq = -1;
+  sim::Time last_irq = -1;             // when the queue last raised its interrupt
   sim::Timer coalesce_timer;          // the held-back interrupt
   sim::Timer irq_timer;               // the raised interrupt, while its idle CPU wakes up
   napi_struct napi;

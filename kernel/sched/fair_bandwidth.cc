@@ -26,8 +26,7 @@
 // later (do_sched_cfs_slack_timer()) unless the period ends first. cpu.max.burst lets the
 // refill carry unused runtime over, up to quota + burst in the pool
 // (__refill_cfs_bandwidth_runtime()).
-// Not modelled: the PELT clock freeze of throttled runqueues, and the asynchronous (CSD)
-// unthrottle of remote CPUs, done here at once.
+// Not modelled: the PELT clock freeze of throttled runqueues.
 #include <algorithm>
 
 #include "kernel/cpu_exec.h"

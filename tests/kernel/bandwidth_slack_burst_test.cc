@@ -221,7 +221,7 @@ TEST(Bandwidth, ARemoteRunqueueIsUnthrottledOnItsOwnCpuByAnIpi) {
     const kernel::task_group* tg = s.k->task_group_by_id(a);
     const sim::Time local = 200 * kMs + c.idle_exit_ns;
     const sim::Time remote = local + c.ipi_latency_ns + c.idle_exit_ns;
-    bool before[2] = {}, after[2] = {};
+    bool before[2] = {}, after[2] = {}, done[2] = {};
     auto throttled = [tg](bool* out) {
       for (int cpu = 0; cpu < 2; ++cpu) out[cpu] = tg->cfs_rq[static_cast<size_t>(cpu)]->throttled;
     };
@@ -229,10 +229,12 @@ TEST(Bandwidth, ARemoteRunqueueIsUnthrottledOnItsOwnCpuByAnIpi) {
                                           200 * kMs - 1);
     testing_support::Sampler probe_between(s, kSec, [&](sim::Time) { throttled(after); },
                                            remote - 1);
+    testing_support::Sampler probe_after(s, kSec, [&](sim::Time) { throttled(done); }, remote + 1);
     s.run(300 * kMs);
     EXPECT_TRUE(before[0] && before[1]);  // the set-up: both wait for the period
     EXPECT_FALSE(after[0]);  // this CPU's, at once
     EXPECT_TRUE(after[1]);   // the other's, when its IPI comes
+    EXPECT_FALSE(done[1]);
     ASSERT_FALSE(irqs.at.empty());
     bool at_remote = false;
     for (sim::Time t : irqs.at) at_remote |= t == remote;
