@@ -12,7 +12,7 @@ namespace kernel {
 
 // smp_send_reschedule() / smp_call_function_single_async() / the NOHZ kick. An idle
 // target whose idle loop polls (MWAIT) is sent no interrupt for a reschedule, a queued
-// wakeup or a NOHZ kick: set_nr_if_polling() (resched_curr(), call_function_single_prep_ipi())
+// wakeup, a NOHZ kick or cpu.max's unthrottle: set_nr_if_polling() (resched_curr(), call_function_single_prep_ipi())
 // sets its TIF_NEED_RESCHED, which it notices by a cache-line transfer, and it handles the
 // queued work in task context (ipi_timer_fn()).
 void smp_send_ipi(KernelImpl* k, int cpu, unsigned bits) {
@@ -39,19 +39,22 @@ void smp_send_ipi(KernelImpl* k, int cpu, unsigned bits) {
 
 namespace {
 
-// flush_smp_call_function_queue(): the work queued for this CPU by smp_send_ipi(): the
-// asynchronous calls first (cpu.max's unthrottles), then the wakeups (sched_ttwu_pending()),
-// and the NOHZ kick's balance.
+// flush_smp_call_function_queue(): the work queued for this CPU by smp_send_ipi(), in
+// __flush_smp_call_function_queue()'s order: the asynchronous calls and irq_work first
+// (cpu.max's unthrottles, the RT push), then the wakeups (sched_ttwu_pending()); the NOHZ
+// kick's balance last (nohz_csd_func() leaves it to SCHED_SOFTIRQ, at the interrupt's exit).
 void flush_smp_call_function_queue(rq* rq, unsigned bits) {
   if (bits & IPI_CFSB_CSD) __cfsb_csd_unthrottle(rq);
+  if (bits & IPI_RT_PUSH) rto_push_irq_work_func(rq);
   if (!rq->ex.wake_list.empty()) sched_ttwu_pending(rq);
   if (bits & IPI_NOHZ_KICK) nohz_idle_balance(rq);
 }
 
 }  // namespace
 
-// The IPI handler: queued wakeups (sched_ttwu_pending), the NOHZ balance kick, and the
-// reschedule vector, which only makes the interrupt return path look at the flags.
+// The IPI handler: the queued calls (cpu.max's unthrottles, the RT push), wakeups
+// (sched_ttwu_pending), the NOHZ balance kick, and the reschedule vector, which only makes
+// the interrupt return path look at the flags.
 void ipi_timer_fn(sim::Timer* t, sim::Time now) {
   rq* rq = static_cast<struct rq*>(t->ctx);
   const unsigned bits = rq->ex.ipi_pending;
@@ -60,7 +63,7 @@ void ipi_timer_fn(sim::Timer* t, sim::Time now) {
   rq->ex.ipi_polled = false;
   if (polled) {
     // do_idle(), out of its polling loop: flush_smp_call_function_queue() runs the queued
-    // wakeups and the NOHZ kick's balance in task context, then schedule_idle().
+    // calls, wakeups and the NOHZ kick's balance in task context, then schedule_idle().
     rq->k->set_current(rq->curr, rq->cpu);
     cpu_enter_kernel(rq, now);
     flush_smp_call_function_queue(rq, bits);
@@ -74,12 +77,14 @@ void ipi_timer_fn(sim::Timer* t, sim::Time now) {
   // into this CPU's preempt_count.
   if ((bits & IPI_RESCHEDULE) && (rq->curr->thread_flags & TIF_NEED_RESCHED))
     rq->preempt_need_resched = true;
-  // The call-function vector when wakeups were queued, else the reschedule one.
+  // The call-function vector when anything was queued on this CPU's call_single_queue
+  // (wakeups, the NOHZ kick's csd, the RT push's irq_work, cpu.max's unthrottles), else the
+  // reschedule one.
+  constexpr unsigned kQueued = IPI_CALL_FUNC | IPI_NOHZ_KICK | IPI_RT_PUSH | IPI_CFSB_CSD;
   const int irq =
-      rq->ex.wake_list.empty() && !(bits & IPI_CFSB_CSD) ? kIrqReschedule : kIrqCallFunction;
+      rq->ex.wake_list.empty() && !(bits & kQueued) ? kIrqReschedule : kIrqCallFunction;
   trace_irq_handler_entry(rq, irq, irq == kIrqReschedule ? "reschedule" : "call_function");
   flush_smp_call_function_queue(rq, bits);
-  if (bits & IPI_RT_PUSH) rto_push_irq_work_func(rq);
   // The stopper thread (stop class, above RT) was woken: it preempts whatever runs here at
   // this interrupt's return, like a higher-class wakeup.
   if ((bits & IPI_CPU_STOP) && rq->active_balance) {

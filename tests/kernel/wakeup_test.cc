@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernel/cpu_exec.h"
 #include "kernel/sched/sched.h"
 #include "kernel/trace.h"
 #include "tests/kernel/harness.h"
@@ -201,6 +202,32 @@ struct IrqCounter : kernel::TraceSink {
 };
 
 }  // namespace
+
+// The vector an IPI comes on: what was queued on the target's call_single_queue (a NOHZ
+// kick's csd, the RT push's irq_work, cpu.max's unthrottle) comes on the call-function
+// vector, like a queued wakeup; a bare resched_curr() on the reschedule vector.
+TEST(Wakeup, QueuedCallsComeOnTheCallFunctionVectorAReschedOnTheRescheduleOne) {
+  struct Names : kernel::TraceSink {
+    std::vector<int> irqs;
+    void record(const kernel::TraceRecord& r) override {
+      if (r.type == kernel::TraceEvent::irq_handler_entry && r.cpu == 1) irqs.push_back(r.irq);
+    }
+  };
+  for (unsigned bits : {kernel::IPI_NOHZ_KICK, kernel::IPI_RT_PUSH, kernel::IPI_CFSB_CSD,
+                        kernel::IPI_RESCHEDULE}) {
+    SCOPED_TRACE(bits);
+    Sim s(testing_support::exact_timers(flat_machine(2)));
+    Names names;
+    s.k->set_trace_sink(&names);
+    testing_support::Sampler send(s, sim::kNsecPerSec,
+                                  [&](sim::Time) { kernel::smp_send_ipi(s.k.get(), 1, bits); },
+                                  sim::kNsecPerMsec);
+    s.run(2 * sim::kNsecPerMsec);
+    ASSERT_EQ(names.irqs.size(), 1u);
+    EXPECT_EQ(names.irqs[0], bits == kernel::IPI_RESCHEDULE ? kernel::kIrqReschedule
+                                                            : kernel::kIrqCallFunction);
+  }
+}
 
 // call_function_single_prep_ipi(): a wakeup queued for an idle CPU whose idle loop polls
 // (MWAIT, machine.idle_polling) sends no IPI. set_nr_if_polling() sets the idle task's
