@@ -106,6 +106,12 @@ bool sched_balance_newidle(rq* rq) {
   return false;
 }
 
+// In nohz.idle_cpus_mask: idle with its tick stopped (tick_nohz_update()). An idle CPU that
+// kept its tick balances at its own ticks instead.
+static bool nohz_idle_cpu(KernelImpl* k, int cpu) {
+  return available_idle_cpu(k, cpu) && !k->rq_of(cpu)->ex.tick_timer.armed;
+}
+
 // nohz_balancer_kick(): a busy CPU asks the first idle CPU to balance on behalf of all
 // tick-stopped idle CPUs when it has queued work, or when other CPUs of its LLC are busy too
 // (sd_llc_shared->nr_busy_cpus > 1: packed SMT cores may need spreading).
@@ -130,7 +136,7 @@ void nohz_balancer_kick(rq* rq) {
   if (!flags) return;
   if (flags & NOHZ_BALANCE_KICK) k->nohz_next_balance = j + 1;
   for (int c = 0; c < k->nr_cpus(); ++c) {
-    if (c != rq->cpu && available_idle_cpu(k, c)) {
+    if (c != rq->cpu && nohz_idle_cpu(k, c)) {
       k->nohz_flags |= flags;
       smp_send_ipi(k, c, IPI_NOHZ_KICK);
       return;
@@ -152,7 +158,7 @@ static void _nohz_idle_balance(struct rq* this_rq, unsigned flags, bool newly_id
   // for_each_cpu_wrap(balance_cpu, nohz.idle_cpus_mask, this_cpu + 1): (this_cpu + i) % n,
   // wrapped without a divide
   for (int i = 1, c = this_rq->cpu + 1 == n ? 0 : this_rq->cpu + 1; i <= n; ++i, c = c + 1 == n ? 0 : c + 1) {
-    if (!available_idle_cpu(k, c) || (newly_idle && c == this_rq->cpu)) continue;
+    if (!nohz_idle_cpu(k, c) || (newly_idle && c == this_rq->cpu)) continue;
     if (!available_idle_cpu(k, this_rq->cpu) && test_tsk_need_resched(this_rq->curr)) {
       if (flags & NOHZ_STATS_KICK) k->nohz_has_blocked = true;  // abort: a later kick
       return;                                                   // takes it up

@@ -32,11 +32,24 @@ void tick_sched_timer_start(rq* rq, sim::Time expires) {
   hrtimer_start(rq, &rq->ex.tick_timer, expires);
 }
 
+// tick_nohz_next_event(): the CPU's next timer is due within a tick, so stopping the tick
+// would gain nothing. (The sleep timers: the idle CPU's other hrtimers, cpu.max's and the
+// fair server's, are rare.)
+bool tick_nohz_next_event_within_tick(const rq* rq, sim::Time now) {
+  const KernelImpl* k = rq->k;
+  const auto& heap = k->hrtimer_bases[static_cast<size_t>(rq->cpu)].heap;
+  return !heap.empty() && heap.front().expires - now <= k->cfg_.tick_nsec();
+}
+
+// tick_nohz_idle_stop_tick(): a CPU going idle stops its tick unless its next timer is due
+// within a tick; one that stops it joins the idle CPUs the NOHZ balance covers
+// (nohz_balance_enter_idle()). Leaving idle restarts it (tick_nohz_idle_exit()).
 void tick_nohz_update(rq* rq, bool idle) {
   KernelImpl* k = rq->k;
   if (!k->cfg_.nohz_idle) return;
   sim::Timer* t = &rq->ex.tick_timer;
   if (idle) {
+    if (tick_nohz_next_event_within_tick(rq, k->now())) return;  // tick_nohz_retain_tick()
     k->engine()->cancel(t);
     k->nohz_has_blocked = true;  // nohz_balance_enter_idle(): it may have left blocked load
   } else if (!t->armed) {
@@ -54,11 +67,17 @@ void tick_sched_timer_fn(sim::Timer* t, sim::Time now) {
   trace_hrtimer_expire_entry(rq, TraceHrtimer::tick_nohz_handler, static_cast<uint64_t>(rq->cpu));
   cpu_charge(rq, k->machine_.costs.tick_handler_ns);
   sched_tick(rq);
-  if (!(k->cfg_.nohz_idle && rq->curr->is_idle)) {
+  // An idle CPU that kept its tick asks again after it (the idle loop's next
+  // tick_nohz_idle_stop_tick()).
+  const bool stop = k->cfg_.nohz_idle && rq->curr->is_idle &&
+                    !tick_nohz_next_event_within_tick(rq, now);
+  if (!stop) {
     // hrtimer_forward(): the next expiry stays on the grid, however late this one ran.
     sim::Time next = rq->ex.tick_expires + k->cfg_.tick_nsec();
     if (next <= now) next = tick_next_expiry(rq, now);
     tick_sched_timer_start(rq, next);
+  } else {
+    k->nohz_has_blocked = true;  // nohz_balance_enter_idle()
   }
   trace_hrtimer_expire_exit(rq, TraceHrtimer::tick_nohz_handler, static_cast<uint64_t>(rq->cpu));
   // The sleep timers this interrupt may run (a test here: most ticks find none queued).

@@ -9,6 +9,7 @@
 
 #include "hw/machine.h"
 #include "kernel/sched/sched.h"
+#include "kernel/trace.h"
 #include "user/sync.h"
 #include "tests/kernel/harness.h"
 
@@ -116,10 +117,44 @@ TEST(NohzIdle, ANewlyIdleCpuRefreshesTheBlockedLoadOfTickStoppedCpus) {
   testing_support::check_invariants(*s.k, 700 * kMs);
 }
 
+// tick_nohz_idle_stop_tick() -> tick_nohz_next_event(): a CPU going idle keeps its tick when
+// its next timer is due within a tick (HZ=250: 4 ms). An RT task sleeping 100 us at a time
+// leaves its CPU idle almost always, yet the tick keeps coming every 4 ms; one sleeping 10 ms
+// lets it stop, and the tick comes only when a wakeup happens to straddle a tick's time.
+TEST(NohzIdle, AnIdleCpuKeepsItsTickWhenItsNextTimerIsWithinATick) {
+  for (sim::Time sleep : {100 * kUs, 10 * kMs}) {
+    Sim s(testing_support::exact_timers(flat_machine(1)));
+    ASSERT_EQ(s.k->config().tick_nsec(), 4 * kMs);
+    struct Ticks : kernel::TraceSink {
+      int n = 0;
+      void record(const kernel::TraceRecord& r) override {
+        n += r.type == kernel::TraceEvent::hrtimer_expire_entry &&
+             r.timer == kernel::TraceHrtimer::tick_nohz_handler && r.ts >= 20 * kMs;
+      }
+    } ticks;
+    s.k->set_trace_sink(&ticks);
+    kernel::TaskAttr rt = on(0);
+    rt.policy = SCHED_FIFO;
+    rt.rt_priority = 50;
+    s.spawn(rt, [sleep](user::Thread& t) -> user::Program {
+      for (;;) {
+        co_await t.compute(5 * kUs);
+        co_await t.nanosleep(sleep);
+      }
+    });
+    s.run(120 * kMs);
+    SCOPED_TRACE(sleep);
+    if (sleep < 4 * kMs)
+      EXPECT_GE(ticks.n, 24);  // every tick of the 100 ms
+    else
+      EXPECT_LE(ticks.n, 3);
+  }
+}
+
 // sched_balance_newidle() returns at once when a wakeup is already queued for the CPU
 // (ttwu_pending): the task comes with the IPI. On two LLCs (synth:2x4x1), CPU 4 wakes W, a
-// sleeper pinned to CPU 0, at 5 ms (once out of idle, 2 us later): a remote LLC, so the wakeup goes on CPU 0's wake list
-// with an IPI (1 us). CPU 0's task blocks in that microsecond, with two hogs on CPU 1
+// sleeper pinned to CPU 0, at 5 ms (once out of idle, 2 us later): a remote LLC, so the
+// wakeup goes on CPU 0's wake list with an IPI (1 us). CPU 0's task blocks in that microsecond, with two hogs on CPU 1
 // making the machine overloaded: CPU 0's lowest domain sees no newly-idle attempt (W then
 // runs on).
 TEST(NewidleBalance, ACpuWithAQueuedWakeupDoesNotBalance) {
