@@ -41,9 +41,27 @@ bool tick_nohz_next_event_within_tick(const rq* rq, sim::Time now) {
   return !heap.empty() && heap.front().expires - now <= k->cfg_.tick_nsec();
 }
 
+namespace {
+
+// The tick stopped (tick_nohz_stop_tick()) or restarted (tick_nohz_restart()): the CPU
+// joins nohz.idle_cpus_mask (nohz_balance_enter_idle(): it may leave blocked load) or
+// leaves it.
+void nohz_mask_update(KernelImpl* k, int cpu, bool stopped) {
+  uint64_t& word = k->nohz_idle_mask[static_cast<size_t>(cpu) >> 6];
+  const uint64_t bit = uint64_t{1} << (cpu & 63);
+  if (stopped) {
+    word |= bit;
+    k->nohz_has_blocked = true;
+  } else {
+    word &= ~bit;
+  }
+}
+
+}  // namespace
+
 // tick_nohz_idle_stop_tick(): a CPU going idle stops its tick unless its next timer is due
-// within a tick; one that stops it joins the idle CPUs the NOHZ balance covers
-// (nohz_balance_enter_idle()). Leaving idle restarts it (tick_nohz_idle_exit()).
+// within a tick; one that stops it joins the idle CPUs the NOHZ balance covers. Leaving idle
+// restarts it (tick_nohz_idle_exit()).
 void tick_nohz_update(rq* rq, bool idle) {
   KernelImpl* k = rq->k;
   if (!k->cfg_.nohz_idle) return;
@@ -51,9 +69,10 @@ void tick_nohz_update(rq* rq, bool idle) {
   if (idle) {
     if (tick_nohz_next_event_within_tick(rq, k->now())) return;  // tick_nohz_retain_tick()
     k->engine()->cancel(t);
-    k->nohz_has_blocked = true;  // nohz_balance_enter_idle(): it may have left blocked load
+    nohz_mask_update(k, rq->cpu, true);
   } else if (!t->armed) {
     tick_sched_timer_start(rq, tick_next_expiry(rq, k->now()));  // tick_nohz_restart()
+    nohz_mask_update(k, rq->cpu, false);
   }
 }
 
@@ -77,7 +96,7 @@ void tick_sched_timer_fn(sim::Timer* t, sim::Time now) {
     if (next <= now) next = tick_next_expiry(rq, now);
     tick_sched_timer_start(rq, next);
   } else {
-    k->nohz_has_blocked = true;  // nohz_balance_enter_idle()
+    nohz_mask_update(k, rq->cpu, true);
   }
   trace_hrtimer_expire_exit(rq, TraceHrtimer::tick_nohz_handler, static_cast<uint64_t>(rq->cpu));
   // The sleep timers this interrupt may run (a test here: most ticks find none queued).
