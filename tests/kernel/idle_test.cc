@@ -154,9 +154,9 @@ TEST(NohzIdle, AnIdleCpuKeepsItsTickWhenItsNextTimerIsWithinATick) {
 // sched_balance_newidle() returns at once when a wakeup is already queued for the CPU
 // (ttwu_pending): the task comes with the IPI. On two LLCs (synth:2x4x1), CPU 4 wakes W, a
 // sleeper pinned to CPU 0, at 5 ms (once out of idle, 2 us later): a remote LLC, so the
-// wakeup goes on CPU 0's wake list with an IPI (1 us). CPU 0's task blocks in that microsecond, with two hogs on CPU 1
-// making the machine overloaded: CPU 0's lowest domain sees no newly-idle attempt (W then
-// runs on).
+// wakeup goes on CPU 0's wake list with an IPI (1 us). CPU 0's task blocks in that
+// microsecond, with two hogs on CPU 1 making the machine overloaded: CPU 0's lowest domain
+// sees no newly-idle attempt (W then runs on).
 TEST(NewidleBalance, ACpuWithAQueuedWakeupDoesNotBalance) {
   hw::Machine m;
   ASSERT_TRUE(hw::load_machine("synth:2x4x1", &m).ok());
