@@ -22,17 +22,23 @@ void smp_send_ipi(KernelImpl* k, int cpu, unsigned bits) {
   const bool idle = target->curr->is_idle;
   constexpr unsigned kPolled = IPI_RESCHEDULE | IPI_CALL_FUNC | IPI_NOHZ_KICK | IPI_CFSB_CSD;
   const bool polled = idle && c.idle_polling && !(bits & ~kPolled);
-  sim::Time latency;
+  const sim::Time now = k->now();
+  sim::Time when = now;
   if (polled) {
-    latency = k->line_transfer_ns(from, cpu) + c.idle_exit_ns;
+    when += k->line_transfer_ns(from, cpu);
   } else {
-    latency = c.ipi_latency_ns + (idle ? c.idle_exit_ns : 0);
+    when += c.ipi_latency_ns;
     if (from != cpu) cpu_charge(k->rq_of(from), c.ipi_send_ns);
+  }
+  // An idle target leaves its idle state first, or is leaving it already for a timer's or a
+  // device's interrupt (cpu_idle_exit_defer()): then the IPI comes at the end of that exit.
+  if (idle) {
+    const sim::Time exiting = target->ex.idle_exit_until;
+    when = exiting >= now ? std::max(when, exiting) : when + c.idle_exit_ns;
   }
   // Coalesced with what is pending: an interrupt if any of it needs one.
   target->ex.ipi_polled = (target->ex.ipi_pending == 0 || target->ex.ipi_polled) && polled;
   target->ex.ipi_pending |= bits;
-  const sim::Time when = k->now() + latency;
   sim::Timer* t = &target->ex.ipi_timer;
   if (!t->armed || t->expires > when) k->engine()->arm(t, when);
 }

@@ -1,11 +1,12 @@
 // An interrupt that reaches an idle CPU in its idle state runs its handler once the CPU has left
 // that state, the profile's idle_exit_ns later (the C-state's exit latency), whatever raised
 // it: a timer, a device's completion, a NIC queue. Interrupts that come while the CPU leaves
-// idle run at the same end; a CPU that is running something takes them at once.
+// idle run at the same end, an IPI too; a CPU that is running something takes them at once.
 #include <gtest/gtest.h>
 
 #include <map>
 
+#include "kernel/cpu_exec.h"
 #include "kernel/interrupt.h"
 #include "kernel/net/nic.h"
 #include "kernel/sched/sched.h"
@@ -85,6 +86,28 @@ TEST(IdleExit, AnInterruptDuringTheExitRunsAtItsEnd) {
   // The sleeper's wakeup preempts nothing (the CPU was idle): the reader's interrupt then
   // finds the CPU awake, in the sleeper's switch, and runs at once.
   EXPECT_EQ(w.at[reader], 1002 * kUs);
+}
+
+// An IPI sent to a CPU that is leaving idle for a timer's interrupt shares that exit: CPU 1's
+// sleep timer comes at 1 ms (exit until 1.002 ms); an IPI sent 0.5 us later, which reaches
+// the CPU one IPI latency (1 us) later, runs when the exit ends, not an exit after it.
+TEST(IdleExit, AnIpiToACpuLeavingIdleComesAtTheEndOfThatExit) {
+  Sim s(with_idle_exit(2, 2 * kUs));
+  struct CallFunction : kernel::TraceSink {
+    sim::Time at = -1;
+    void record(const kernel::TraceRecord& r) override {
+      if (r.type == kernel::TraceEvent::irq_handler_entry && r.cpu == 1 &&
+          r.irq == kernel::kIrqCallFunction && at < 0)
+        at = r.ts;
+    }
+  } ipi;
+  s.k->set_trace_sink(&ipi);
+  s.spawn(rt_on(1), [](user::Thread& t) -> user::Program { co_await t.sleep_until(1 * kMs); });
+  testing_support::Sampler send(s, sim::kNsecPerSec, [&](sim::Time) {
+    kernel::smp_send_ipi(s.k.get(), 1, kernel::IPI_NOHZ_KICK);
+  }, 1 * kMs + 500);
+  s.run(2 * kMs);
+  EXPECT_EQ(ipi.at, 1 * kMs + 2 * kUs);
 }
 
 // The first NET_RX pass on a CPU.
