@@ -95,7 +95,7 @@ KernelImpl::KernelImpl(sim::Engine* engine, const hw::Machine& machine, const Ke
   nr_idle_cpus = n;
   lb_view.assign(static_cast<size_t>(n), lb_cpu{});
   hrtimer_bases.resize(static_cast<size_t>(n));
-  nohz_idle_mask.assign((static_cast<size_t>(n) + 63) / 64, 0);
+  nohz_idle_mask.assign(static_cast<size_t>(n), false);
   balance_scratch.reserve(256);
   build_sched_domains(this);
   softirq_ops = softirq_select(cfg_.softirq);
@@ -363,8 +363,7 @@ bool KernelImpl::has_threads(int tgid) const {
 void KernelImpl::start() {
   mm_cid_metrics_start(this);
   if (cfg_.nohz_idle) {  // ticks start when CPUs first become busy: every CPU is NOHZ idle
-    for (int cpu = 0; cpu < nr_cpus(); ++cpu)
-      nohz_idle_mask[static_cast<size_t>(cpu) >> 6] |= uint64_t{1} << (cpu & 63);
+    nohz_idle_mask.assign(nohz_idle_mask.size(), true);
     return;
   }
   for (rq& rq : rqs_) tick_sched_timer_start(&rq, tick_next_expiry(&rq, 0));

@@ -143,10 +143,7 @@ class KernelImpl final : public Kernel {
   unsigned nohz_flags = 0;     // NOHZ_*_KICK asked of the idle balancer
   bool nohz_has_blocked = false;  // idle CPUs may hold blocked load to decay (nohz.has_blocked)
   // nohz.idle_cpus_mask: the idle CPUs whose tick is stopped, a bit per CPU (tick.cc keeps it).
-  std::vector<uint64_t> nohz_idle_mask;
-  bool nohz_tick_stopped(int cpu) const {
-    return (nohz_idle_mask[static_cast<size_t>(cpu) >> 6] >> (cpu & 63)) & 1;
-  }
+  std::vector<bool> nohz_idle_mask;
   int nr_idle_cpus = 0;
   // A preemptible kernel section was charged in this run (cpu_charge_preemptible()): until
   // then the interrupt exit and the switch need not look for one.

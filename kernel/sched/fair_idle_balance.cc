@@ -109,7 +109,7 @@ bool sched_balance_newidle(rq* rq) {
 // In nohz.idle_cpus_mask: idle with its tick stopped (tick_nohz_update()). An idle CPU that
 // kept its tick balances at its own ticks instead.
 static bool nohz_idle_cpu(KernelImpl* k, int cpu) {
-  return k->nohz_tick_stopped(cpu) && available_idle_cpu(k, cpu);
+  return k->nohz_idle_mask[static_cast<size_t>(cpu)] && available_idle_cpu(k, cpu);
 }
 
 // nohz_balancer_kick(): a busy CPU asks the first idle CPU to balance on behalf of all

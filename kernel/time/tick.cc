@@ -32,6 +32,8 @@ void tick_sched_timer_start(rq* rq, sim::Time expires) {
   hrtimer_start(rq, &rq->ex.tick_timer, expires);
 }
 
+namespace {
+
 // tick_nohz_next_event(): the CPU's next timer is due within a tick, so stopping the tick
 // would gain nothing. (The sleep timers: the idle CPU's other hrtimers, cpu.max's and the
 // fair server's, are rare.)
@@ -41,20 +43,12 @@ bool tick_nohz_next_event_within_tick(const rq* rq, sim::Time now) {
   return !heap.empty() && heap.front().expires - now <= k->cfg_.tick_nsec();
 }
 
-namespace {
-
 // The tick stopped (tick_nohz_stop_tick()) or restarted (tick_nohz_restart()): the CPU
 // joins nohz.idle_cpus_mask (nohz_balance_enter_idle(): it may leave blocked load) or
 // leaves it.
 void nohz_mask_update(KernelImpl* k, int cpu, bool stopped) {
-  uint64_t& word = k->nohz_idle_mask[static_cast<size_t>(cpu) >> 6];
-  const uint64_t bit = uint64_t{1} << (cpu & 63);
-  if (stopped) {
-    word |= bit;
-    k->nohz_has_blocked = true;
-  } else {
-    word &= ~bit;
-  }
+  k->nohz_idle_mask[static_cast<size_t>(cpu)] = stopped;
+  if (stopped) k->nohz_has_blocked = true;
 }
 
 }  // namespace
