@@ -93,6 +93,7 @@ void slice_ext_timer_fn(sim::Timer* t, sim::Time now) {
   slice_ext(rq)->timer_fn(rq);
   trace_hrtimer_expire_exit(rq, TraceHrtimer::slice_ext_timer, static_cast<uint64_t>(rq->cpu));
   __hrtimer_run_queues(rq, now);
+  tick_program_event(rq);
   trace_irq_handler_exit(rq, kIrqLocalTimer);
   irqentry_exit(rq);
 }

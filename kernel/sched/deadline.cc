@@ -264,6 +264,7 @@ void dl_server_timer_fn(sim::Timer* t, sim::Time now) {
     }
   }
   __hrtimer_run_queues(rq, now);
+  tick_program_event(rq);
   irqentry_exit(rq);
 }
 

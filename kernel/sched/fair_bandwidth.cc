@@ -309,6 +309,7 @@ void sched_cfs_period_timer(sim::Timer* t, sim::Time now) {
   else
     hrtimer_start(rq, &cfs_b->period_timer, cfs_b->period_expires);
   __hrtimer_run_queues(rq, now);
+  tick_program_event(rq);
   irqentry_exit(rq);
 }
 
@@ -364,6 +365,7 @@ void sched_cfs_slack_timer(sim::Timer* t, sim::Time now) {
   irqentry_enter(rq, now);
   do_sched_cfs_slack_timer(rq->k, cfs_b);
   __hrtimer_run_queues(rq, now);
+  tick_program_event(rq);
   irqentry_exit(rq);
 }
 

@@ -18,6 +18,21 @@ void hrtimer_start(rq* rq, sim::Timer* t, sim::Time expires) {
   k->engine()->arm(t, sim::add_saturating(expires, late));
 }
 
+void tick_program_event(rq* rq) { cpu_charge(rq, rq->k->machine_.costs.hrtimer_program_ns); }
+
+bool hrtimer_is_next(const rq* rq, const sim::Timer* t) {
+  if (!t->armed) return false;
+  const auto before_t = [t](const sim::Timer& o) {
+    return &o != t && o.armed && o.expires < t->expires;
+  };
+  const cpu_exec& ex = rq->ex;
+  if (before_t(ex.tick_timer) || before_t(ex.hrtick_timer) || before_t(ex.slice_timer) ||
+      before_t(rq->fair_server.timer))
+    return false;
+  const auto& heap = rq->k->hrtimer_bases[static_cast<size_t>(rq->cpu)].heap;
+  return heap.empty() || !before_t(heap.front().p->sleep_timer);
+}
+
 namespace {
 
 using node = hrtimer_sleeper_base::node;
@@ -127,6 +142,7 @@ void hrtimer_sleep_fn(sim::Timer* t, sim::Time now) {
     try_to_wake_up(p->kern, p, 0);
     trace_hrtimer_expire_exit(rq, TraceHrtimer::hrtimer_wakeup, static_cast<uint64_t>(p->pid));
   }
+  if (t == &p->sleep_timer) tick_program_event(rq);
   trace_irq_handler_exit(rq, kIrqLocalTimer);
   irqentry_exit(rq);
 }
