@@ -38,7 +38,11 @@ void enqueue_entity(cfs_rq* cfs, sched_entity* se, int flags) {
   cfs->nr_queued++;
   se->on_rq = true;
   if (!curr) __enqueue_entity(cfs, se);
-  if (cfs->nr_queued == 1 && cfs->runtime_enabled) check_enqueue_throttle(cfs);
+  if (cfs->nr_queued == 1) {
+    if (cfs->runtime_enabled) check_enqueue_throttle(cfs);
+    // 6.18+: the first entity queued on a throttled runqueue starts its PELT clock again.
+    if (cfs->pelt_clock_throttled && !v612(rq_of(cfs)->k)) cfs_rq_pelt_clock_start(cfs);
+  }
 }
 
 // set_delayed() / clear_delayed(): a delayed task stays queued (and in rq->nr_running) but
@@ -209,6 +213,9 @@ bool dequeue_entity(cfs_rq* cfs, sched_entity* se, int flags) {
     se->sched_delayed = false;
     if (feat(rq, __SCHED_FEAT_DELAY_ZERO) && se->vlag > 0) se->vlag = 0;
   }
+  // 6.18+: the last entity leaving a runqueue of a throttled hierarchy (throttled, or
+  // blocking, or migrating) stops its PELT clock.
+  if (!cfs->nr_queued && throttled_hierarchy(cfs) && !v612(rq->k)) cfs_rq_pelt_clock_stop(cfs);
   return true;
 }
 

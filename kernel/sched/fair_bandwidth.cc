@@ -26,7 +26,10 @@
 // later (do_sched_cfs_slack_timer()) unless the period ends first. cpu.max.burst lets the
 // refill carry unused runtime over, up to quota + burst in the pool
 // (__refill_cfs_bandwidth_runtime()).
-// Not modelled: the PELT clock freeze of throttled runqueues.
+// A throttled runqueue's PELT clock stands still (cfs_rq_clock_pelt(), pelt.h): in 6.12 from
+// the throttle to the unthrottle; in 6.18+ only while nothing is queued on it (it stops when
+// the last entity leaves and runs again when one is enqueued; fair.cc), so a runqueue whose
+// tasks still run in the kernel keeps ageing until they are throttled.
 #include <algorithm>
 
 #include "kernel/cpu_exec.h"
@@ -179,8 +182,15 @@ bool throttle_cfs_rq(cfs_rq* cfs) {
   if (__assign_cfs_rq_runtime(k, cfs_b, cfs, 1)) return false;
   cfs_b->throttled_cfs_rq.push_back(cfs);
   const size_t cpu = static_cast<size_t>(rq->cpu);
-  walk_tg_tree_from(k, cfs->tg, [cpu](task_group* tg) { tg->cfs_rq[cpu]->throttle_count++; });
-  if (!task_based_throttle(k)) dequeue_throttled_hierarchy(cfs);
+  const bool task_based = task_based_throttle(k);
+  // tg_throttle_down(): a runqueue entering the throttled state stops its PELT clock (6.12),
+  // or (6.18+) does if nothing is queued on it; a queued one stops it when its last entity
+  // leaves (dequeue_entity()).
+  walk_tg_tree_from(k, cfs->tg, [cpu, task_based](task_group* tg) {
+    cfs_rq* c = tg->cfs_rq[cpu];
+    if (!c->throttle_count++ && (!task_based || !c->nr_queued)) cfs_rq_pelt_clock_stop(c);
+  });
+  if (!task_based) dequeue_throttled_hierarchy(cfs);
   cfs->throttled = true;
   // 6.12 counts throttled time from here if anything is queued; the task based model from
   // the first task it throttles (throttle_cfs_rq_work()).
@@ -207,7 +217,9 @@ void unthrottle_cfs_rq(cfs_rq* cfs) {
   const bool task_based = task_based_throttle(k);
   walk_tg_tree_from(k, cfs->tg, [rq, cpu, task_based](task_group* tg) {
     cfs_rq* c = tg->cfs_rq[cpu];
-    if (--c->throttle_count || !task_based) return;
+    if (--c->throttle_count) return;
+    if (c->pelt_clock_throttled) cfs_rq_pelt_clock_start(c);  // the time it stood still counted
+    if (!task_based) return;
     // Re-enqueue the tasks throttled at this level (the list is reused: no allocation), from
     // the list's head: Linux adds each task at the head (list_add()), so the last one
     // throttled is enqueued first.

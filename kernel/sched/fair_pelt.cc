@@ -246,12 +246,16 @@ void update_load_avg(cfs_rq* cfs, sched_entity* se, int flags) {
 }
 
 // propagate_entity_cfs_rq(): a change attached to se's runqueue goes up to the root, each
-// level's group entity taking it over at its update_load_avg(); a throttled level stops it.
+// level's group entity taking it over at its update_load_avg(). 6.12 does not start at a
+// throttled runqueue and stops after the first throttled level; 6.18+ goes through them
+// ("sched/fair: Propagate load for throttled cfs_rq").
 static void propagate_entity_cfs_rq(sched_entity* se) {
+  const bool stop_at_throttled = v612(rq_of(cfs_rq_of(se))->k);
+  if (stop_at_throttled && cfs_rq_of(se)->throttled) return;
   for (se = parent_entity(se); se; se = parent_entity(se)) {
     cfs_rq* cfs = cfs_rq_of(se);
     update_load_avg(cfs, se, UPDATE_TG);
-    if (throttled_hierarchy(cfs)) break;
+    if (stop_at_throttled && cfs->throttled) break;
   }
 }
 
@@ -336,13 +340,16 @@ void remove_entity_load_avg(sched_entity* se) {
 
 // migrate_se_pelt_lag(): if the old CPU idles, its runqueue was not updated since it went
 // idle; Linux estimates the time since then and decays the task to it. The simulator
-// knows that time exactly.
+// knows that time exactly. Nothing is decayed on a runqueue whose PELT clock stands still
+// (throttled), and the time it stood still is not counted.
 void migrate_se_pelt_lag(sched_entity* se) {
-  const rq* old = rq_of(cfs_rq_of(se));
+  cfs_rq* cfs = cfs_rq_of(se);
+  const rq* old = rq_of(cfs);
   const sched_avg& a = se->avg;
   const bool decayed = !a.load_sum && !a.runnable_sum && !a.util_sum;  // load_avg_is_decayed()
-  if (!decayed && old->curr->is_idle)
-    __update_load_avg_blocked_se(std::max<u64>(a.last_update_time, pelt_clock_at(static_cast<u64>(old->k->now()))), se);
+  if (decayed || !old->curr->is_idle || cfs->pelt_clock_throttled) return;
+  const u64 now = pelt_clock_at(static_cast<u64>(old->k->now())) - cfs->throttled_clock_pelt_time;
+  __update_load_avg_blocked_se(std::max<u64>(a.last_update_time, now), se);
 }
 
 void init_entity_runnable_average(sched_entity* se) {
@@ -382,18 +389,18 @@ bool sched_balance_update_blocked_averages(rq* rq) {
   update_rq_clock(rq);
   // __update_blocked_fair(): every leaf cfs_rq, children before parents (the groups are
   // created parents first, so newest first), each group's entity following its runqueue;
-  // the root last.
+  // the root last. A runqueue whose PELT clock stands still (throttled) is off the leaf list.
   bool decayed = false;  // of the root runqueue: what the balancer reads
-  const u64 now = cfs_rq_clock_pelt(&rq->cfs);
   const auto& groups = rq->k->task_groups;
   for (auto it = groups.rbegin(); it != groups.rend(); ++it) {
     task_group* tg = it->get();
     cfs_rq* cfs = tg->cfs_rq[static_cast<size_t>(rq->cpu)];
-    if (update_cfs_rq_load_avg(now, cfs)) update_tg_load_avg(cfs);
+    if (cfs->pelt_clock_throttled) continue;
+    if (update_cfs_rq_load_avg(cfs_rq_clock_pelt(cfs), cfs)) update_tg_load_avg(cfs);
     sched_entity* se = tg->se[static_cast<size_t>(rq->cpu)];
     if (!skip_blocked_update(se)) update_load_avg(cfs_rq_of(se), se, UPDATE_TG);
   }
-  decayed |= update_cfs_rq_load_avg(now, &rq->cfs) != 0;
+  decayed |= update_cfs_rq_load_avg(cfs_rq_clock_pelt(&rq->cfs), &rq->cfs) != 0;
   if (decayed) lb_view_update_pelt(rq);
   return decayed;
 }

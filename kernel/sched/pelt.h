@@ -43,7 +43,23 @@ int __update_load_avg_cfs_rq(u64 now, cfs_rq* cfs_rq);
 inline constexpr u64 kPeltBootNs = u64{1} << 30;
 inline u64 pelt_clock_at(u64 clock) { return clock + kPeltBootNs; }  // of an rq_clock() value
 inline u64 rq_clock_pelt(const rq* rq) { return pelt_clock_at(rq->clock); }
-inline u64 cfs_rq_clock_pelt(const cfs_rq* cfs_rq) { return rq_clock_pelt(cfs_rq->rq); }
+// cfs_rq_clock_pelt(): a runqueue's PELT clock is its rq's less the time it stood still while
+// throttled (CONFIG_CFS_BANDWIDTH; 6.12: throttle_count, 6.18+: pelt_clock_throttled, which
+// the model keeps for both), and stands at its value when it stopped while it does.
+inline u64 cfs_rq_clock_pelt(const cfs_rq* cfs_rq) {
+  if (cfs_rq->pelt_clock_throttled)
+    return cfs_rq->throttled_clock_pelt - cfs_rq->throttled_clock_pelt_time;
+  return rq_clock_pelt(cfs_rq->rq) - cfs_rq->throttled_clock_pelt_time;
+}
+// The runqueue's PELT clock stops, or runs again with the time it stood still counted.
+inline void cfs_rq_pelt_clock_stop(cfs_rq* cfs_rq) {
+  cfs_rq->throttled_clock_pelt = rq_clock_pelt(cfs_rq->rq);
+  cfs_rq->pelt_clock_throttled = true;
+}
+inline void cfs_rq_pelt_clock_start(cfs_rq* cfs_rq) {
+  cfs_rq->throttled_clock_pelt_time += rq_clock_pelt(cfs_rq->rq) - cfs_rq->throttled_clock_pelt;
+  cfs_rq->pelt_clock_throttled = false;
+}
 
 // What the balancer and wake_affine read of a CPU.
 // cpu_load(): the CPU's load (cfs_rq_load_avg(): includes blocked load, decaying).

@@ -176,9 +176,15 @@ struct cfs_rq {
   // CONFIG_CFS_BANDWIDTH (kernel/sched/fair_bandwidth.cc): runtime drawn from the group's pool
   // is accounted while runtime_enabled; throttled state, throttled ancestors + self; queued
   // on its rq's cfsb_csd_list for an unthrottle on its own CPU (throttled_csd_list).
+  // pelt_clock_throttled: the runqueue's PELT clock stands still (cfs_rq_clock_pelt()).
+  // (`propagate`, below, lies here too, to keep struct rq within its lines.)
   bool runtime_enabled = false, throttled = false, csd_queued = false;
+  bool pelt_clock_throttled = false, propagate = false;
   int throttle_count = 0;
   int idle = 0;  // an idle group's runqueue (sched_group_set_idle(), cfs_rq_is_idle())
+  // CONFIG_CFS_BANDWIDTH: rq_clock_pelt() when the PELT clock stopped, and the time it stood
+  // still in all (cfs_rq_clock_pelt()).
+  u64 throttled_clock_pelt = 0, throttled_clock_pelt_time = 0;
   sched_avg avg;               // PELT of the runqueue: blocked entities decay inside it
   // Load of entities that left this runqueue from another CPU (a wakeup elsewhere, an exit),
   // taken out at its next update_cfs_rq_load_avg().
@@ -188,10 +194,9 @@ struct cfs_rq {
   } removed;
   // CONFIG_FAIR_GROUP_SCHED: this runqueue's last contribution to tg->load_avg
   // (update_tg_load_avg(), at most once per ms), and the PELT change to push to the group's
-  // entity (add_tg_cfs_propagate()).
+  // entity (add_tg_cfs_propagate(): `propagate`, above, and prop_runnable_sum).
   long tg_load_avg_contrib = 0;
   u64 last_update_tg_load_avg = 0;
-  bool propagate = false;
   long prop_runnable_sum = 0;
   // CONFIG_CFS_BANDWIDTH: runtime drawn and not yet used (ns), when throttled, and 6.18+'s limbo.
   s64 runtime_remaining = 0;
