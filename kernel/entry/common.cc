@@ -129,13 +129,18 @@ void syscall_body(rq* rq, task_struct* p, const UserAction& a) {
   // A handler that sleeps inside the syscall and goes on when woken (recvmsg() in
   // __skb_wait_for_more_packets()) leaves exec at SyscallEntry: the task has not returned,
   // and the handler runs again when it is back.
+  const bool blocked = rq->curr == p && p->__state != TASK_RUNNING;
   if (p->exec != ExecKind::SyscallEntry) {
     p->syscall_ret = ret;
     if (p->exec != ExecKind::Dead) p->exec = ExecKind::SyscallRet;
-    cpu_charge(rq, k->machine_.costs.syscall_exit_ns);
+    // syscall_exit_to_user_mode() runs here, or, for a task that blocked in the handler,
+    // once it is back on a CPU after its wakeup (__schedule() charges it there).
+    if (blocked && p->exec == ExecKind::SyscallRet)
+      p->syscall_exit_pending = true;
+    else
+      cpu_charge(rq, k->machine_.costs.syscall_exit_ns);
   }
-  if (rq->curr == p && p->__state != TASK_RUNNING)
-    schedule(rq, /*preempt=*/false);  // the task blocked in the handler
+  if (blocked) schedule(rq, /*preempt=*/false);  // the task blocked in the handler
   exit_to_user_mode_loop(rq, /*from_irq=*/false);
   cpu_return_to_user(rq);
 }

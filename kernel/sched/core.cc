@@ -504,6 +504,11 @@ void __schedule(rq* rq, bool preempt, bool sm_preempt) {
   if (next->is_idle) nohz_run_idle_balance(rq);  // do_idle(), before the tick is stopped
   cpu_switch(rq, prev, next, k->now());
   cpu_charge(rq, k->machine_.costs.context_switch_ns);
+  // A task that blocked in a syscall goes on with the syscall's exit path now it is back.
+  if (next->syscall_exit_pending) {
+    next->syscall_exit_pending = false;
+    cpu_charge(rq, k->machine_.costs.syscall_exit_ns);
+  }
   if (next->sched_class == &rt_sched_class) push_rt_tasks(rq);  // balance callback
 }
 

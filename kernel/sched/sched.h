@@ -116,6 +116,9 @@ struct alignas(64) task_struct {
   mm_cid_task mm_cid;                // rseq concurrency ID (kernel/sched/mm_cid.h)
   int prio = DEFAULT_PRIO;           // effective: 99 - rt_priority for RT, 120 + nice for fair
   bool exited = false;
+  // Simulator-only: blocked in a syscall whose handler is done; its exit path
+  // (syscall_exit_to_user_mode(), syscall_exit_ns) runs when it is back on a CPU.
+  bool syscall_exit_pending = false;
   // With prio in one cache line: an RT enqueue or dequeue reads prio and writes run_list,
   // a wakeup tests exited, and an RT switch sets se's exec_start (se's run-time accounting
   // comes first in it).

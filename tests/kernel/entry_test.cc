@@ -64,3 +64,22 @@ TEST(Entry, ASyscallRunsItsHandlerBeforeAPendingLazyReschedule) {
   EXPECT_LT(b_done, 1150 * kUs);
   testing_support::check_invariants(*s.k, 5 * sim::kNsecPerMsec);
 }
+
+// A task that blocks in a syscall runs the syscall's exit path when it is back, after its
+// wakeup and switch (syscall_exit_to_user_mode() follows the schedule() in the handler), not
+// before it sleeps: a sleeper alone on its CPU is back in user mode exactly that much later.
+TEST(Entry, ABlockedSyscallsExitPathRunsWhenTheTaskIsBack) {
+  const auto overshoot = [](sim::Time exit_ns) {
+    hw::Machine m = exact_timers(flat_machine(1));
+    m.costs.syscall_exit_ns = exit_ns;
+    Sim s(m, testing_support::exact_sleeps());
+    sim::Time back = -1;
+    s.spawn(pinned(0), [&back](user::Thread& t) -> user::Program {
+      co_await t.sleep_until(1 * sim::kNsecPerMsec);
+      back = t.now();
+    });
+    s.run(2 * sim::kNsecPerMsec);
+    return back - 1 * sim::kNsecPerMsec;
+  };
+  EXPECT_EQ(overshoot(5 * kUs) - overshoot(0), 5 * kUs);
+}
