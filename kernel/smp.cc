@@ -1,8 +1,6 @@
 // Inter-processor interrupts, mirroring kernel/smp.c and the x86 reschedule/call-function
-// vectors: a send costs the sender CPU time, arrives one IPI latency later (plus the idle
-// exit latency on an idle target), and pending IPIs to one CPU coalesce.
-#include <algorithm>
-
+// vectors: a send costs the sender CPU time, arrives one IPI latency later (and runs once an
+// idle target has left its idle state), and pending IPIs to one CPU coalesce.
 #include "kernel/cpu_exec.h"
 #include "kernel/entry/common.h"
 #include "kernel/kernel_impl.h"
@@ -29,12 +27,6 @@ void smp_send_ipi(KernelImpl* k, int cpu, unsigned bits) {
   } else {
     when += c.ipi_latency_ns;
     if (from != cpu) cpu_charge(k->rq_of(from), c.ipi_send_ns);
-  }
-  // An idle target leaves its idle state first, or is leaving it already for a timer's or a
-  // device's interrupt (cpu_idle_exit_defer()): then the IPI comes at the end of that exit.
-  if (idle) {
-    const sim::Time exiting = target->ex.idle_exit_until;
-    when = exiting >= now ? std::max(when, exiting) : when + c.idle_exit_ns;
   }
   // Coalesced with what is pending: an interrupt if any of it needs one.
   target->ex.ipi_polled = (target->ex.ipi_pending == 0 || target->ex.ipi_polled) && polled;
@@ -63,8 +55,11 @@ void flush_smp_call_function_queue(rq* rq, unsigned bits) {
 // the interrupt return path look at the flags.
 void ipi_timer_fn(sim::Timer* t, sim::Time now) {
   rq* rq = static_cast<struct rq*>(t->ctx);
-  const unsigned bits = rq->ex.ipi_pending;
   const bool polled = rq->ex.ipi_polled && rq->curr->is_idle;
+  // An interrupt reaching an idle CPU in its idle state runs once the CPU has left it, as a
+  // timer's does (a polling CPU is not in one); IPIs sent meanwhile come with it.
+  if (!polled && cpu_idle_exit_defer(rq, t, now)) return;
+  const unsigned bits = rq->ex.ipi_pending;
   rq->ex.ipi_pending = 0;
   rq->ex.ipi_polled = false;
   if (polled) {

@@ -88,7 +88,7 @@ TEST(IdleExit, AnInterruptDuringTheExitRunsAtItsEnd) {
   EXPECT_EQ(w.at[reader], 1002 * kUs);
 }
 
-// An IPI sent to a CPU that is leaving idle for a timer's interrupt shares that exit: CPU 1's
+// An IPI reaching a CPU that is leaving idle for a timer's interrupt shares that exit: CPU 1's
 // sleep timer comes at 1 ms (exit until 1.002 ms); an IPI sent 0.5 us later, which reaches
 // the CPU one IPI latency (1 us) later, runs when the exit ends, not an exit after it.
 TEST(IdleExit, AnIpiToACpuLeavingIdleComesAtTheEndOfThatExit) {
@@ -108,6 +108,52 @@ TEST(IdleExit, AnIpiToACpuLeavingIdleComesAtTheEndOfThatExit) {
   }, 1 * kMs + 500);
   s.run(2 * kMs);
   EXPECT_EQ(ipi.at, 1 * kMs + 2 * kUs);
+}
+
+// The other way round: an IPI reaches idle CPU 1 at 1.001 ms (sent at 1 ms) and the CPU
+// leaves idle until 1.003 ms; a sleep timer due at 1.002 ms arrives during that exit and runs
+// at its end, not an exit after its own arrival.
+TEST(IdleExit, ATimerArrivingDuringAnIpisExitRunsAtItsEnd) {
+  Sim s(with_idle_exit(2, 2 * kUs));
+  Wakeups w;
+  s.k->set_trace_sink(&w);
+  const int p = s.spawn(rt_on(1), [](user::Thread& t) -> user::Program {
+    co_await t.sleep_until(1002 * kUs);
+  });
+  testing_support::Sampler send(s, sim::kNsecPerSec, [&](sim::Time) {
+    kernel::smp_send_ipi(s.k.get(), 1, kernel::IPI_RESCHEDULE);
+  }, 1 * kMs);
+  s.run(2 * kMs);
+  ASSERT_TRUE(w.at.count(p));
+  EXPECT_EQ(w.at[p], 1003 * kUs);
+}
+
+// CPU 1 is idle until its RT task's sleep timer at 1 ms brings it out of idle (at 1.002 ms)
+// and wakes the task, which then computes. An IPI sent at 1 ms reaches the CPU at 1.001 ms,
+// within the timer's exit, and runs at its end; one sent at 1.010 ms reaches the busy CPU at
+// 1.011 ms and runs at once, with no exit of its own.
+TEST(IdleExit, AnIpiReachingACpuThatLeftIdleRunsAtOnce) {
+  Sim s(with_idle_exit(2, 2 * kUs));
+  struct Ipis : kernel::TraceSink {
+    std::vector<sim::Time> at;
+    void record(const kernel::TraceRecord& r) override {
+      if (r.type == kernel::TraceEvent::irq_handler_entry && r.cpu == 1 &&
+          r.irq == kernel::kIrqReschedule && r.ts >= 1 * kMs)  // (the task's start sends one)
+        at.push_back(r.ts);
+    }
+  } ipis;
+  s.k->set_trace_sink(&ipis);
+  s.spawn(rt_on(1), [](user::Thread& t) -> user::Program {
+    co_await t.sleep_until(1 * kMs);
+    co_await t.compute(1 * kMs);
+  });
+  testing_support::Sampler send(s, 10 * kUs, [&](sim::Time now) {
+    if (now <= 1010 * kUs) kernel::smp_send_ipi(s.k.get(), 1, kernel::IPI_RESCHEDULE);
+  }, 1 * kMs);
+  s.run(2 * kMs);
+  ASSERT_EQ(ipis.at.size(), 2u);
+  EXPECT_EQ(ipis.at[0], 1002 * kUs);
+  EXPECT_EQ(ipis.at[1], 1011 * kUs);
 }
 
 // The first NET_RX pass on a CPU.
