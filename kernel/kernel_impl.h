@@ -201,6 +201,8 @@ class KernelImpl final : public Kernel {
   };
   std::vector<std::unique_ptr<sd_group_list>> sd_group_lists;
   std::vector<int> llc_nr_idle_scan;  // per LLC: sd_llc_shared->nr_idle_scan (SIS_UTIL)
+  // Per LLC: sd_llc_shared->has_idle_cores, a hint (set_idle_cores(), test_idle_cores()).
+  std::vector<uint8_t> llc_has_idle_cores;
   std::vector<int> all_cpus;          // 0..nr_cpus-1 (cpu_online_mask)
   std::vector<hrtimer_sleeper_base> hrtimer_bases;  // per CPU: its queued sleep timers
   // Per CPU: the last CPU cpumask_any_and_distribute() chose there (RT placement).

@@ -74,7 +74,7 @@ void slice_ext_arm_timer(rq* rq, sim::Time expires, task_struct* cookie) {
     const sim::Timer& tick = rq->ex.tick_timer;
     expires = tick.armed && rq->ex.tick_expires == next ? tick.expires : next;
   }
-  cpu_charge(rq, k->machine_.costs.hrtimer_program_ns);
+  if (!at_tick) cpu_charge(rq, k->machine_.costs.hrtimer_program_ns);  // no timer to program
   rq->ex.slice_cookie = cookie;
   if (at_tick)
     k->engine()->arm(&rq->ex.slice_timer, expires);  // the tick's interrupt time: no own draw
@@ -93,7 +93,8 @@ void slice_ext_timer_fn(sim::Timer* t, sim::Time now) {
   slice_ext(rq)->timer_fn(rq);
   trace_hrtimer_expire_exit(rq, TraceHrtimer::slice_ext_timer, static_cast<uint64_t>(rq->cpu));
   __hrtimer_run_queues(rq, now);
-  tick_program_event(rq);
+  // (slice_ext.tick: the stand-in is part of the tick's interrupt, which wrote the device.)
+  if (!rq->k->cfg_.slice_ext.tick) tick_program_event(rq);
   trace_irq_handler_exit(rq, kIrqLocalTimer);
   irqentry_exit(rq);
 }
@@ -132,7 +133,9 @@ bool hrtick_delay_resched_fini(rq* rq, task_struct* p, bool /*work*/) {
 // otherwise it stays armed and later ticks whichever task is current (task_tick(queued=1)).
 void hrtick_delay_schedule_prev(rq* rq, task_struct* prev) {
   prev->slice.granted = false;
-  if (rq->k->cfg_.feat(__SCHED_FEAT_HRTICK)) rq->k->engine()->cancel(&rq->ex.slice_timer);
+  if (!rq->k->cfg_.feat(__SCHED_FEAT_HRTICK)) return;
+  if (!rq->k->cfg_.slice_ext.tick && hrtimer_is_next(rq, &rq->ex.slice_timer)) tick_program_event(rq);
+  rq->k->engine()->cancel(&rq->ex.slice_timer);
 }
 
 // The RFC and the 2023 prototype clear only TIF_NEED_RESCHED when they grant; a hard request

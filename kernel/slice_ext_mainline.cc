@@ -100,7 +100,8 @@ bool mainline_syscall_enter(rq* rq, task_struct* p, int nr) {
   if (rq->ex.slice_cookie == p) {
     // hrtimer_try_to_cancel(): removing the CPU's next timer reprograms the clock event
     // device for the one after (__remove_hrtimer() -> hrtimer_force_reprogram()).
-    if (hrtimer_is_next(rq, &rq->ex.slice_timer)) tick_program_event(rq);
+    if (!rq->k->cfg_.slice_ext.tick && hrtimer_is_next(rq, &rq->ex.slice_timer))
+      tick_program_event(rq);
     rq->k->engine()->cancel(&rq->ex.slice_timer);
     rq->ex.slice_cookie = nullptr;
   }

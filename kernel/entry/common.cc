@@ -133,12 +133,15 @@ void syscall_body(rq* rq, task_struct* p, const UserAction& a) {
   if (p->exec != ExecKind::SyscallEntry) {
     p->syscall_ret = ret;
     if (p->exec != ExecKind::Dead) p->exec = ExecKind::SyscallRet;
-    // syscall_exit_to_user_mode() runs here, or, for a task that blocked in the handler,
-    // once it is back on a CPU after its wakeup (__schedule() charges it there).
-    if (blocked && p->exec == ExecKind::SyscallRet)
-      p->syscall_exit_pending = true;
-    else
-      cpu_charge(rq, k->machine_.costs.syscall_exit_ns);
+    // syscall_exit_to_user_mode() runs here, or, for a task that blocked in the handler or
+    // gave the CPU up in it (sched_yield()), once it is back on a CPU (__schedule() charges
+    // it there). An exit() never returns.
+    if (p->exec == ExecKind::SyscallRet) {
+      if (blocked || rq->curr != p)
+        p->syscall_exit_pending = true;
+      else
+        cpu_charge(rq, k->machine_.costs.syscall_exit_ns);
+    }
   }
   if (blocked) schedule(rq, /*preempt=*/false);  // the task blocked in the handler
   exit_to_user_mode_loop(rq, /*from_irq=*/false);

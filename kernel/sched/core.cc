@@ -11,6 +11,7 @@
 #include "kernel/sched/pelt.h"
 #include "kernel/sched/sched.h"
 #include "kernel/slice_ext.h"
+#include "kernel/time/hrtimer.h"
 #include "kernel/trace_points.h"
 
 namespace kernel {
@@ -447,8 +448,10 @@ void __schedule(rq* rq, bool preempt, bool sm_preempt) {
   KernelImpl* k = rq->k;
   task_struct* prev = rq->curr;
   // hrtick_clear(): the next task's class starts its own hrtick if it wants one.
-  if (k->cfg_.feat(__SCHED_FEAT_HRTICK))  // (HRTICK_DL: no deadline tasks here)
+  if (k->cfg_.feat(__SCHED_FEAT_HRTICK)) {  // (HRTICK_DL: no deadline tasks here)
+    if (hrtimer_is_next(rq, &rq->ex.hrtick_timer)) tick_program_event(rq);  // hrtimer_cancel()
     k->engine()->cancel(&rq->ex.hrtick_timer);
+  }
   update_rq_clock(rq);
   slice_ext(rq)->schedule_prev(rq, prev);
   bool blocked = false;
@@ -501,7 +504,10 @@ void __schedule(rq* rq, bool preempt, bool sm_preempt) {
   rseq_sched_switch_event(next);                 // context_switch(): next was scheduled in
   lb_view_update(rq);
   dl_server_update_defer(rq);
-  if (next->is_idle) nohz_run_idle_balance(rq);  // do_idle(), before the tick is stopped
+  if (next->is_idle) {
+    update_idle_core(rq);         // set_next_task_idle()
+    nohz_run_idle_balance(rq);    // do_idle(), before the tick is stopped
+  }
   cpu_switch(rq, prev, next, k->now());
   cpu_charge(rq, k->machine_.costs.context_switch_ns);
   // A task that blocked in a syscall goes on with the syscall's exit path now it is back.

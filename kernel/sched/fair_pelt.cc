@@ -340,14 +340,18 @@ void remove_entity_load_avg(sched_entity* se) {
 
 // migrate_se_pelt_lag(): if the old CPU idles, its runqueue was not updated since it went
 // idle; Linux estimates the time since then and decays the task to it. The simulator
-// knows that time exactly. Nothing is decayed on a runqueue whose PELT clock stands still
-// (throttled), and the time it stood still is not counted.
+// knows that time exactly. The runqueue's stood-still time (throttled_pelt_idle) is taken
+// out; 6.12 decays nothing while its clock stands still (U64_MAX), while 6.18+'s snapshot,
+// taken as the runqueue empties before its clock stops, practically never says so. Simplified:
+// the runqueue's state now, where Linux reads the snapshot of when it emptied
+// (update_idle_cfs_rq_clock_pelt()).
 void migrate_se_pelt_lag(sched_entity* se) {
   cfs_rq* cfs = cfs_rq_of(se);
   const rq* old = rq_of(cfs);
   const sched_avg& a = se->avg;
   const bool decayed = !a.load_sum && !a.runnable_sum && !a.util_sum;  // load_avg_is_decayed()
-  if (decayed || !old->curr->is_idle || cfs->pelt_clock_throttled) return;
+  if (decayed || !old->curr->is_idle) return;
+  if (cfs->pelt_clock_throttled && v612(old->k)) return;
   const u64 now = pelt_clock_at(static_cast<u64>(old->k->now())) - cfs->throttled_clock_pelt_time;
   __update_load_avg_blocked_se(std::max<u64>(a.last_update_time, now), se);
 }

@@ -67,9 +67,19 @@ int wake_affine(KernelImpl* k, const sched_domain& sd, task_struct* p, int this_
   return target == this_cpu ? this_cpu : prev_cpu;
 }
 
+// sd_llc_shared->has_idle_cores of the LLC of `cpu`: whether an idle core is believed to
+// exist there (a hint: set when a core goes idle, cleared by a scan that finds none).
+static bool test_idle_cores(const KernelImpl* k, int cpu) {
+  return k->llc_has_idle_cores[static_cast<size_t>(k->machine_.topo.llc_of[cpu])];
+}
+static void set_idle_cores(KernelImpl* k, int cpu, bool val) {
+  k->llc_has_idle_cores[static_cast<size_t>(k->machine_.topo.llc_of[cpu])] = val;
+}
+
 // select_idle_cpu(): scan the LLC from target+1, for an idle core if one is believed to
-// exist, else for any idle CPU within the SIS_UTIL budget (sd_llc_shared->nr_idle_scan,
-// set by periodic balancing from the LLC's utilisation; none at all when it is 0).
+// exist (the hint is cleared when the scan finds none), else for any idle CPU within the
+// SIS_UTIL budget (sd_llc_shared->nr_idle_scan, set by periodic balancing from the LLC's
+// utilisation; none at all when it is 0).
 int select_idle_cpu(KernelImpl* k, task_struct* p, const sched_domain& llc, bool has_idle_core, int target) {
   int nr = INT_MAX;
   if (k->cfg_.feat(__SCHED_FEAT_SIS_UTIL)) {
@@ -91,6 +101,7 @@ int select_idle_cpu(KernelImpl* k, task_struct* p, const sched_domain& llc, bool
       if (idle_or_sched_idle(k, cpu)) return cpu;  // __select_idle_cpu()
     }
   }
+  if (has_idle_core) set_idle_cores(k, target, false);
   return idle_cpu;
 }
 
@@ -108,11 +119,7 @@ int select_idle_sibling(KernelImpl* k, task_struct* p, int prev, int target) {
   bool has_idle_core = false;
   const bool smt = k->rq_of(target)->smt_sibling >= 0;
   if (smt) {
-    for (int c : llc->span)
-      if (core_is_idle(k, c)) {
-        has_idle_core = true;
-        break;
-      }
+    has_idle_core = test_idle_cores(k, target);
     if (!has_idle_core && cpus_share_cache(k, prev, target)) {
       const int sib = k->rq_of(prev)->smt_sibling;
       if (sib >= 0 && idle_cpu_for(k, p, sib)) return sib;  // select_idle_smt()
@@ -293,6 +300,15 @@ int sched_balance_find_dst_cpu(KernelImpl* k, task_struct* p, int cpu, int prev_
 }
 
 }  // namespace
+
+// __update_idle_core() (set_next_task_idle() -> update_idle_core()): a CPU going idle whose
+// SMT siblings are idle too makes its whole core idle.
+void update_idle_core(rq* rq) {
+  KernelImpl* k = rq->k;
+  const int sib = rq->smt_sibling;
+  if (sib < 0 || test_idle_cores(k, rq->cpu)) return;  // sched_smt_active(); already set
+  if (available_idle_cpu(k, sib)) set_idle_cores(k, rq->cpu, true);
+}
 
 // wake_affine_idle(): the waker's CPU if it is idle and shares a cache with prev (prev if
 // prev is idle too), or runs only the waker of a sync wakeup; else prev if idle.

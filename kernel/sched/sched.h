@@ -430,6 +430,9 @@ void update_rq_clock(rq* rq);
 void update_rq_avg_idle(rq* rq, sim::Time now);
 bool cpus_share_cache(KernelImpl* k, int a, int b);
 bool available_idle_cpu(KernelImpl* k, int cpu);
+// __update_idle_core() (fair_wakeup.cc): rq's CPU goes idle; if its SMT siblings are idle
+// too, its LLC's has_idle_cores hint is set.
+void update_idle_core(rq* rq);
 // sched_idle_rq() / sched_idle_cpu(): the CPU runs only SCHED_IDLE tasks, which any other
 // task preempts at once, so placement takes it as idle.
 bool sched_idle_rq(const rq* rq);

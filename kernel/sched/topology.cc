@@ -62,6 +62,8 @@ void build_sched_domains(KernelImpl* k) {
   k->distribute_cpu_mask_prev.assign(static_cast<size_t>(k->nr_cpus()), 0);
   k->llc_nr_idle_scan.assign(static_cast<size_t>(*std::max_element(t.llc_of.begin(), t.llc_of.end()) + 1), 0);
   for (int c = 0; c < n; ++c) k->llc_nr_idle_scan[static_cast<size_t>(t.llc_of[c])]++;
+  // has_idle_cores as the idle loop's first __update_idle_core() leaves it: every core idle.
+  k->llc_has_idle_cores.assign(k->llc_nr_idle_scan.size(), 1);
   for (int c = 0; c < n; ++c) {
     const lb_cpu& v = k->lb_view[c];
     for (int kind = 1; kind < 4; ++kind) {

@@ -331,3 +331,51 @@ TEST(Wakeup, FutexWakesRtWaitersByPriorityThenFairOnesInArrivalOrder) {
   s.run(3 * sim::kNsecPerMsec);
   EXPECT_EQ(order, (std::vector<int>{30, 20, 10, 0, 1}));
 }
+
+// sd_llc_shared->has_idle_cores is a hint: set when a CPU goes idle with its SMT sibling
+// idle (__update_idle_core()), cleared only by a wakeup's LLC scan that finds no idle core.
+// On synth:1x2x2 (one LLC, cores {0,2} and {1,3}) hogs on CPUs 0, 1 (until 5 ms) and 2 leave
+// no idle core, yet the hint stays set until W's wakeup at 2 ms, on CPU 3 busy with another
+// task, scans and clears it; when the hog on CPU 1 exits at 5 ms, CPU 1 goes idle beside an
+// idle CPU 3 and sets it again.
+TEST(Wakeup, TheIdleCoresHintIsClearedByAFailedScanAndSetWhenACoreGoesIdle) {
+  hw::Machine m;
+  ASSERT_TRUE(hw::load_machine("synth:1x2x2", &m).ok());
+  Sim s(testing_support::exact_timers(m), testing_support::exact_sleeps());
+  ASSERT_EQ(s.k->rq_of(0)->smt_sibling, 2);
+  auto on = [](std::vector<int> cpus) {
+    kernel::TaskAttr a;
+    a.cpus = std::move(cpus);
+    return a;
+  };
+  auto until = [](sim::Time end) {
+    return [end](user::Thread& t) -> user::Program { co_await t.compute(end - t.now()); };
+  };
+  s.spawn(on({0}), until(sim::kNsecPerSec));
+  s.spawn(on({1}), until(5 * sim::kNsecPerMsec));
+  s.spawn(on({2}), until(sim::kNsecPerSec));
+  s.spawn(on({2, 3}), [](user::Thread& t) -> user::Program {  // W: forked onto idle CPU 3
+    co_await t.sleep_until(2 * sim::kNsecPerMsec);
+    co_await t.compute(100 * sim::kNsecPerUsec);
+  });
+  s.spawn(on({3}), until(2500 * sim::kNsecPerUsec), 1500 * sim::kNsecPerUsec);
+  std::vector<int> hint;
+  std::vector<bool> any_idle_core;
+  testing_support::Sampler sample(s, sim::kNsecPerMsec, [&](sim::Time) {
+    hint.push_back(s.k->llc_has_idle_cores[0]);
+    bool idle = false;
+    for (int c = 0; c < 2; ++c)
+      idle |= kernel::available_idle_cpu(s.k.get(), c) &&
+              kernel::available_idle_cpu(s.k.get(), c + 2);
+    any_idle_core.push_back(idle);
+  }, sim::kNsecPerMsec);
+  s.run(7 * sim::kNsecPerMsec + 1);
+  ASSERT_EQ(hint.size(), 7u);                            // at 1, 2, ..., 7 ms
+  EXPECT_EQ(hint[0], 1);                                 // 1 ms: stale
+  EXPECT_FALSE(any_idle_core[0]);
+  EXPECT_EQ(hint[2], 0);                                 // 3 ms: W's scan cleared it
+  EXPECT_EQ(hint[3], 0);                                 // 4 ms: CPU 3's core is not idle
+  EXPECT_EQ(hint[5], 1);                                 // 6 ms: core {1,3} went idle
+  EXPECT_TRUE(any_idle_core[5]);
+  testing_support::check_invariants(*s.k, 7 * sim::kNsecPerMsec);
+}
