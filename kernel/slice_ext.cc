@@ -134,7 +134,8 @@ bool hrtick_delay_resched_fini(rq* rq, task_struct* p, bool /*work*/) {
 void hrtick_delay_schedule_prev(rq* rq, task_struct* prev) {
   prev->slice.granted = false;
   if (!rq->k->cfg_.feat(__SCHED_FEAT_HRTICK)) return;
-  if (!rq->k->cfg_.slice_ext.tick && hrtimer_is_next(rq, &rq->ex.slice_timer)) tick_program_event(rq);
+  if (!rq->k->cfg_.slice_ext.tick && hrtimer_is_next(rq, &rq->ex.slice_timer))
+    tick_program_event(rq);
   rq->k->engine()->cancel(&rq->ex.slice_timer);
 }
 
