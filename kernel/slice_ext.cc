@@ -82,6 +82,13 @@ void slice_ext_arm_timer(rq* rq, sim::Time expires, task_struct* cookie) {
     hrtimer_start(rq, &rq->ex.slice_timer, std::max(expires, k->now()));
 }
 
+void slice_ext_cancel_timer(rq* rq) {
+  if (rq->k->cfg_.slice_ext.tick)
+    rq->k->engine()->cancel(&rq->ex.slice_timer);
+  else
+    hrtimer_try_to_cancel(rq, &rq->ex.slice_timer);
+}
+
 // The enforcement timer is an interrupt like any other: its handler runs between
 // irqentry_enter() and irqentry_exit(), whose exit path then acts on the flags it set.
 void slice_ext_timer_fn(sim::Timer* t, sim::Time now) {
@@ -92,9 +99,10 @@ void slice_ext_timer_fn(sim::Timer* t, sim::Time now) {
   trace_hrtimer_expire_entry(rq, TraceHrtimer::slice_ext_timer, static_cast<uint64_t>(rq->cpu));
   slice_ext(rq)->timer_fn(rq);
   trace_hrtimer_expire_exit(rq, TraceHrtimer::slice_ext_timer, static_cast<uint64_t>(rq->cpu));
-  __hrtimer_run_queues(rq, now);
-  // (slice_ext.tick: the stand-in is part of the tick's interrupt, which wrote the device.)
-  if (!rq->k->cfg_.slice_ext.tick) tick_program_event(rq);
+  if (rq->k->cfg_.slice_ext.tick)
+    __hrtimer_run_queues(rq, now);  // a stand-in: the tick's interrupt wrote the device
+  else
+    hrtimer_interrupt_tail(rq, now);
   trace_irq_handler_exit(rq, kIrqLocalTimer);
   irqentry_exit(rq);
 }
@@ -133,10 +141,7 @@ bool hrtick_delay_resched_fini(rq* rq, task_struct* p, bool /*work*/) {
 // otherwise it stays armed and later ticks whichever task is current (task_tick(queued=1)).
 void hrtick_delay_schedule_prev(rq* rq, task_struct* prev) {
   prev->slice.granted = false;
-  if (!rq->k->cfg_.feat(__SCHED_FEAT_HRTICK)) return;
-  if (!rq->k->cfg_.slice_ext.tick && hrtimer_is_next(rq, &rq->ex.slice_timer))
-    tick_program_event(rq);
-  rq->k->engine()->cancel(&rq->ex.slice_timer);
+  if (rq->k->cfg_.feat(__SCHED_FEAT_HRTICK)) slice_ext_cancel_timer(rq);
 }
 
 // The RFC and the 2023 prototype clear only TIF_NEED_RESCHED when they grant; a hard request

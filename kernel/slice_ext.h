@@ -80,6 +80,9 @@ bool slice_ext_defer_remote_resched(rq* rq);
 void slice_ext_timer_fn(sim::Timer* t, sim::Time now);
 // Arms this rq's enforcement timer at absolute `expires` (costs an hrtimer programming).
 void slice_ext_arm_timer(rq* rq, sim::Time expires, task_struct* cookie);
+// Cancels it (hrtimer_try_to_cancel(): a write when it is the CPU's next timer). With
+// slice_ext.tick there is no timer, only the stand-in of the tick's interrupt: no write.
+void slice_ext_cancel_timer(rq* rq);
 sim::Time slice_ext_nsec(const KernelImpl* k);
 // copy_from_user / copy_to_user of the rseq area: charges the cost; false if the page is
 // not resident (slice_ext.rseq_miss): the hint is missed, as a _nofault read misses it

@@ -9,7 +9,6 @@
 #include "kernel/kernel_impl.h"
 #include "kernel/cpu_exec.h"
 #include "kernel/slice_ext.h"
-#include "kernel/time/hrtimer.h"
 #include "kernel/trace_points.h"
 
 namespace kernel {
@@ -98,11 +97,7 @@ bool mainline_syscall_enter(rq* rq, task_struct* p, int nr) {
   p->slice.syscall_work = false;
   if (!p->slice.granted) return false;  // raced: already revoked
   if (rq->ex.slice_cookie == p) {
-    // hrtimer_try_to_cancel(): removing the CPU's next timer reprograms the clock event
-    // device for the one after (__remove_hrtimer() -> hrtimer_force_reprogram()).
-    if (!rq->k->cfg_.slice_ext.tick && hrtimer_is_next(rq, &rq->ex.slice_timer))
-      tick_program_event(rq);
-    rq->k->engine()->cancel(&rq->ex.slice_timer);
+    slice_ext_cancel_timer(rq);  // hrtimer_try_to_cancel()
     rq->ex.slice_cookie = nullptr;
   }
   const bool resched = !p->slice.sched_switch;

@@ -20,8 +20,7 @@ void smp_send_ipi(KernelImpl* k, int cpu, unsigned bits) {
   const bool idle = target->curr->is_idle;
   constexpr unsigned kPolled = IPI_RESCHEDULE | IPI_CALL_FUNC | IPI_NOHZ_KICK | IPI_CFSB_CSD;
   const bool polled = idle && c.idle_polling && !(bits & ~kPolled);
-  const sim::Time now = k->now();
-  sim::Time when = now;
+  sim::Time when = k->now();
   if (polled) {
     when += k->line_transfer_ns(from, cpu);
   } else {

@@ -448,10 +448,8 @@ void __schedule(rq* rq, bool preempt, bool sm_preempt) {
   KernelImpl* k = rq->k;
   task_struct* prev = rq->curr;
   // hrtick_clear(): the next task's class starts its own hrtick if it wants one.
-  if (k->cfg_.feat(__SCHED_FEAT_HRTICK)) {  // (HRTICK_DL: no deadline tasks here)
-    if (hrtimer_is_next(rq, &rq->ex.hrtick_timer)) tick_program_event(rq);  // hrtimer_cancel()
-    k->engine()->cancel(&rq->ex.hrtick_timer);
-  }
+  if (k->cfg_.feat(__SCHED_FEAT_HRTICK))  // (HRTICK_DL: no deadline tasks here)
+    hrtimer_try_to_cancel(rq, &rq->ex.hrtick_timer);
   update_rq_clock(rq);
   slice_ext(rq)->schedule_prev(rq, prev);
   bool blocked = false;

@@ -263,8 +263,7 @@ void dl_server_timer_fn(sim::Timer* t, sim::Time now) {
       dl_server_update_defer(rq);
     }
   }
-  __hrtimer_run_queues(rq, now);
-  tick_program_event(rq);
+  hrtimer_interrupt_tail(rq, now);
   irqentry_exit(rq);
 }
 

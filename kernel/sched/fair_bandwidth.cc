@@ -320,8 +320,7 @@ void sched_cfs_period_timer(sim::Timer* t, sim::Time now) {
     cfs_b->period_active = false;
   else
     hrtimer_start(rq, &cfs_b->period_timer, cfs_b->period_expires);
-  __hrtimer_run_queues(rq, now);
-  tick_program_event(rq);
+  hrtimer_interrupt_tail(rq, now);
   irqentry_exit(rq);
 }
 
@@ -376,8 +375,7 @@ void sched_cfs_slack_timer(sim::Timer* t, sim::Time now) {
   if (cpu_idle_exit_defer(rq, t, now)) return;
   irqentry_enter(rq, now);
   do_sched_cfs_slack_timer(rq->k, cfs_b);
-  __hrtimer_run_queues(rq, now);
-  tick_program_event(rq);
+  hrtimer_interrupt_tail(rq, now);
   irqentry_exit(rq);
 }
 

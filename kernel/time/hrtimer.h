@@ -39,17 +39,16 @@ void hrtimer_sleeper_cancel(KernelImpl* k, task_struct* p);
 // the next tick's expiry waits for it.
 void __hrtimer_run_queues(rq* rq, sim::Time now);
 
-// tick_program_event(): a write of the clock event device for the CPU's next timer (on x86
-// the TSC-deadline MSR, a VM exit in a KVM guest), priced as the profile's
-// hrtimer_program_ns. hrtimer_interrupt() ends with one once the expired timers ran, so every
-// hrtimer interrupt handler here calls it last, before irqentry_exit() (a task it woke runs
-// after it); hrtimer_force_reprogram() makes one when the CPU's next timer is cancelled.
-void tick_program_event(rq* rq);
+// hrtimer_interrupt()'s tail, which every hrtimer interrupt handler ends with: the CPU's due
+// sleep timers (__hrtimer_run_queues(); nothing to walk when none is queued), then the write
+// of the clock event device for its next expiry (tick_program_event(): on x86 the
+// TSC-deadline MSR, a VM exit in a KVM guest, priced as the profile's hrtimer_program_ns);
+// before irqentry_exit(), so a task it woke runs after it.
+void hrtimer_interrupt_tail(rq* rq, sim::Time now);
 
-// Whether t, queued on rq's CPU, is its next timer (cpu_base->next_timer): none of the CPU's
-// other hrtimers (the tick, hrtick, the slice-extension and fair-server timers, the first
-// sleep timer) expires before it. cpu.max's timers are not counted.
-bool hrtimer_is_next(const rq* rq, const sim::Timer* t);
+// hrtimer_try_to_cancel() of t, queued on rq's CPU by that CPU: removing the CPU's next timer
+// reprograms the device for the one after (__remove_hrtimer() -> hrtimer_force_reprogram()).
+void hrtimer_try_to_cancel(rq* rq, sim::Timer* t);
 
 // hrtimer_wakeup(): a sleep timer's own interrupt (timer.arg = the CPU) runs the queue, which
 // wakes its task and any other whose window has begun.

@@ -93,9 +93,7 @@ void tick_sched_timer_fn(sim::Timer* t, sim::Time now) {
     nohz_mask_update(k, rq->cpu, true);
   }
   trace_hrtimer_expire_exit(rq, TraceHrtimer::tick_nohz_handler, static_cast<uint64_t>(rq->cpu));
-  // The sleep timers this interrupt may run (a test here: most ticks find none queued).
-  if (!k->hrtimer_bases[static_cast<size_t>(rq->cpu)].heap.empty()) __hrtimer_run_queues(rq, now);
-  tick_program_event(rq);
+  hrtimer_interrupt_tail(rq, now);
   trace_irq_handler_exit(rq, kIrqLocalTimer);
   irqentry_exit(rq);
 }
@@ -111,8 +109,7 @@ void hrtick_timer_fn(sim::Timer* t, sim::Time now) {
   task_struct* curr = rq->curr;
   if (!curr->is_idle) curr->sched_class->task_tick(rq, curr, 1);
   trace_hrtimer_expire_exit(rq, TraceHrtimer::hrtick, static_cast<uint64_t>(rq->cpu));
-  __hrtimer_run_queues(rq, now);
-  tick_program_event(rq);
+  hrtimer_interrupt_tail(rq, now);
   trace_irq_handler_exit(rq, kIrqLocalTimer);
   irqentry_exit(rq);
 }
