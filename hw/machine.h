@@ -57,6 +57,9 @@ struct Costs {
   sim::Time background_run_ns = 0;
   int smt_slowdown_permille = 1250;      // user work runs this much slower while the sibling is busy
   bool idle_polling = false;             // idle loop polls TIF_NEED_RESCHED (no wakeup IPI needed)
+  // A cpuidle driver with the menu governor (bare metal); false: none (a KVM guest idling
+  // with HLT), default_idle_call(). Decides when an idle CPU stops its tick.
+  bool cpuidle_menu = false;
 
   // The cost of one cache-line transfer over a line_distance() (0 for the same CPU).
   sim::Time line_ns(int distance) const {

@@ -92,6 +92,10 @@ const std::vector<CostSetting> kCosts = {
     {"idle_polling", CostType::Bool, 0, 1,
      "the idle loop polls `TIF_NEED_RESCHED`, so a wakeup needs no IPI",
      get_cost<&Costs::idle_polling>, set_cost_field<&Costs::idle_polling>},
+    {"cpuidle_menu", CostType::Bool, 0, 1,
+     "a cpuidle driver whose menu governor decides when an idle CPU stops its tick (bare "
+     "metal); false: none, as in a KVM guest idling with HLT (`default_idle_call()`)",
+     get_cost<&Costs::cpuidle_menu>, set_cost_field<&Costs::cpuidle_menu>},
 };
 #undef SCHEDLAB_NS_COST
 

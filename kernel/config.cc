@@ -56,6 +56,7 @@ KernelConfig default_config(KernelVersion version) {
     case KernelVersion::V7_0:
       c.base_slice_ns = 700000;
       c.preempt = PreemptModel::Lazy;
+      c.idle_got_tick = true;
       break;
   }
   return c;

@@ -100,6 +100,10 @@ struct KernelConfig {
   // Boot parameter skew_tick=1: CPU n's tick is offset by n * (TICK_NSEC / 2 / nr_cpus)
   // (tick_setup_sched_timer()); 0, the default, puts every CPU's tick on one grid.
   bool skew_tick = false;
+  // cpuidle_idle_call()'s got_tick rule (f4c31b07b136, in 7.0; 6.12.y and 6.18.y stable from
+  // March 2026): without a cpuidle driver, an idle CPU stops its tick only in a round of the
+  // idle loop after one the tick ended. false = before it (6.12.0, 6.18.2): at every round.
+  bool idle_got_tick = false;
   // The timer slack of the fair tasks' sleeps (task_struct::timer_slack_ns, inherited from
   // init's 50 us through every fork; prctl(PR_SET_TIMERSLACK) changes it per task, not
   // modelled). __setscheduler_params() gives RT and deadline tasks none.

@@ -201,7 +201,10 @@ void cpu_switch(rq* rq, task_struct* prev, task_struct* next, sim::Time now) {
       k->nr_idle_cpus--;
     }
     smt_update_sibling(k, rq->cpu, !next->is_idle, now);
-    tick_nohz_update(rq, next->is_idle);
+    if (next->is_idle)
+      do_idle_enter(rq);
+    else
+      do_idle_exit(rq);
   }
   if (k->preemptible_sections) cpu_switch_sections(rq, prev, next, now);
   if (!next->is_idle) {

@@ -43,8 +43,19 @@ void spin_unlink(task_struct* p);
 void cpu_resume_timer_fn(sim::Timer* t, sim::Time now);
 // Schedules an IPI of kind `bits` to `cpu`, sent by the CPU running now.
 void smp_send_ipi(KernelImpl* k, int cpu, unsigned bits);
-// NO_HZ_IDLE: stop the tick when the CPU goes idle, restart it (on the jiffy grid) when not.
-void tick_nohz_update(rq* rq, bool idle);
+// The idle loop (kernel/sched/idle.cc). do_idle(): rq's CPU switched to its idle task and
+// takes the loop's first round; do_idle_loop(): an interrupt left it idle with nothing to
+// run, and the loop goes round again; do_idle_exit(): it leaves idle for a task.
+void do_idle_enter(rq* rq);
+void do_idle_loop(rq* rq);
+void do_idle_exit(rq* rq);
+// NO_HZ_IDLE (kernel/time/tick.cc): tick_nohz_idle_stop_tick(), asked by a round of the idle
+// loop, and the restart as the CPU leaves idle (tick_nohz_idle_exit()), each with its write
+// of the clock event device. tick_nohz_get_sleep_length(): the time from `now` to the CPU's
+// next timer (its first sleep timer), -1 if it has none.
+void tick_nohz_idle_stop_tick(rq* rq);
+void tick_nohz_idle_restart_tick(rq* rq);
+sim::Time tick_nohz_get_sleep_length(const rq* rq, sim::Time now);
 // The tick's expiry grid of rq's CPU (skew_tick): the first expiry after `now`.
 sim::Time tick_next_expiry(const rq* rq, sim::Time now);
 // Arms rq's tick to expire at `expires` (a point of its grid).

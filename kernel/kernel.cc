@@ -95,6 +95,7 @@ KernelImpl::KernelImpl(sim::Engine* engine, const hw::Machine& machine, const Ke
   nr_idle_cpus = n;
   lb_view.assign(static_cast<size_t>(n), lb_cpu{});
   hrtimer_bases.resize(static_cast<size_t>(n));
+  cpuidle.resize(static_cast<size_t>(n));
   nohz_idle_mask.assign(static_cast<size_t>(n), false);
   balance_scratch.reserve(256);
   build_sched_domains(this);
@@ -364,6 +365,7 @@ void KernelImpl::start() {
   mm_cid_metrics_start(this);
   if (cfg_.nohz_idle) {  // ticks start when CPUs first become busy: every CPU is NOHZ idle
     nohz_idle_mask.assign(nohz_idle_mask.size(), true);
+    for (cpuidle_cpu& c : cpuidle) c.tick_stopped = true;
     return;
   }
   for (rq& rq : rqs_) tick_sched_timer_start(&rq, tick_next_expiry(&rq, 0));

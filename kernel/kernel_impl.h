@@ -10,6 +10,7 @@
 
 #include "hw/machine.h"
 #include "kernel/config.h"
+#include "kernel/cpuidle.h"
 #include "kernel/kernel.h"
 #include "kernel/sched/sched.h"
 #include "kernel/time/hrtimer.h"
@@ -205,6 +206,7 @@ class KernelImpl final : public Kernel {
   std::vector<uint8_t> llc_has_idle_cores;
   std::vector<int> all_cpus;          // 0..nr_cpus-1 (cpu_online_mask)
   std::vector<hrtimer_sleeper_base> hrtimer_bases;  // per CPU: its queued sleep timers
+  std::vector<cpuidle_cpu> cpuidle;  // per CPU: the idle loop's tick flags, menu's history
   // Per CPU: the last CPU cpumask_any_and_distribute() chose there (RT placement).
   std::vector<int> distribute_cpu_mask_prev;
   struct mm_struct* mm_of(int tgid);

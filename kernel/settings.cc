@@ -77,6 +77,11 @@ std::vector<Setting> make_settings() {
       {.name = "skew_tick", .type = T::Boot01,
        .help = "boot parameter skew_tick: offset CPU n's tick by n * TICK_NSEC / 2 / nr_cpus",
        .get = get_field<&K::skew_tick>, .set = set_field<&K::skew_tick>},
+      {.name = "idle_got_tick", .type = T::Bool,
+       .help = "without a cpuidle driver, the idle loop stops the tick only after a round the "
+               "tick ended (f4c31b07b136: 7.0, and 6.12.y/6.18.y from March 2026; false = every "
+               "round, the releases 6.12.0 and 6.18.2)",
+       .get = get_field<&K::idle_got_tick>, .set = set_field<&K::idle_got_tick>},
       {.name = "timer_slack_ns", .type = T::Int,
        .help = "the fair tasks' timer slack (PR_SET_TIMERSLACK; init's default): a sleep ends "
                "at the first timer interrupt of its CPU in [expiry, expiry + slack]; RT tasks "

@@ -67,7 +67,10 @@ void ipi_timer_fn(sim::Timer* t, sim::Time now) {
     rq->k->set_current(rq->curr, rq->cpu);
     cpu_enter_kernel(rq, now);
     flush_smp_call_function_queue(rq, bits);
-    if (tif_need_resched_any(rq->curr)) schedule(rq, /*preempt=*/false);
+    if (tif_need_resched_any(rq->curr))
+      schedule(rq, /*preempt=*/false);
+    else
+      do_idle_loop(rq);
     exit_to_user_mode_loop(rq, /*from_irq=*/false);
     cpu_return_to_user(rq);
     return;

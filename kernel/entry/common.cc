@@ -88,7 +88,12 @@ void irqentry_exit(rq* rq) {
       if (rq->k->mm_cid_metrics_) mm_cid_note_scan_preempted(rq, now);
     }
   }
-  if (rq->curr->is_idle && tif_need_resched_any(rq->curr)) schedule(rq, /*preempt=*/false);
+  if (rq->curr->is_idle) {  // back in the idle loop: it schedules, or goes round
+    if (tif_need_resched_any(rq->curr))
+      schedule(rq, /*preempt=*/false);
+    else
+      do_idle_loop(rq);
+  }
   exit_to_user_mode_loop(rq, /*from_irq=*/true);
   cpu_return_to_user(rq);
 }

@@ -52,6 +52,10 @@ void hrtimer_interrupt_tail(rq* rq, sim::Time now) {
   tick_program_event(rq);
 }
 
+void hrtimer_reprogram_if_next(rq* rq, const sim::Timer* t) {
+  if (hrtimer_is_next(rq, t)) tick_program_event(rq);
+}
+
 void hrtimer_try_to_cancel(rq* rq, sim::Timer* t) {
   if (hrtimer_is_next(rq, t)) tick_program_event(rq);
   rq->k->engine()->cancel(t);

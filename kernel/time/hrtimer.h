@@ -46,6 +46,10 @@ void __hrtimer_run_queues(rq* rq, sim::Time now);
 // before irqentry_exit(), so a task it woke runs after it.
 void hrtimer_interrupt_tail(rq* rq, sim::Time now);
 
+// hrtimer_reprogram(): t, just started on rq's CPU by that CPU, writes the clock event device
+// if it is now the CPU's next timer.
+void hrtimer_reprogram_if_next(rq* rq, const sim::Timer* t);
+
 // hrtimer_try_to_cancel() of t, queued on rq's CPU by that CPU: removing the CPU's next timer
 // reprograms the device for the one after (__remove_hrtimer() -> hrtimer_force_reprogram()).
 void hrtimer_try_to_cancel(rq* rq, sim::Timer* t);

@@ -2,7 +2,10 @@
 // tick_nohz_idle_stop_tick / restart) and kernel/time/timer.c (update_process_times):
 // every CPU's tick sits on the jiffy grid, offset per CPU under skew_tick=1, and its
 // interrupt comes a random 0..timer_irq_jitter_ns late (hrtimer_start()).
+#include <algorithm>
+
 #include "kernel/cpu_exec.h"
+#include "kernel/cpuidle.h"
 #include "kernel/entry/common.h"
 #include "kernel/kernel_impl.h"
 #include "kernel/time/hrtimer.h"
@@ -32,15 +35,19 @@ void tick_sched_timer_start(rq* rq, sim::Time expires) {
   hrtimer_start(rq, &rq->ex.tick_timer, expires);
 }
 
+// The sleep timers: the idle CPU's other hrtimers, cpu.max's and the fair server's, are rare.
+sim::Time tick_nohz_get_sleep_length(const rq* rq, sim::Time now) {
+  const auto& heap = rq->k->hrtimer_bases[static_cast<size_t>(rq->cpu)].heap;
+  return heap.empty() ? -1 : std::max<sim::Time>(heap.front().expires - now, 0);
+}
+
 namespace {
 
 // tick_nohz_next_event(): the CPU's next timer is due within a tick, so stopping the tick
-// would gain nothing. (The sleep timers: the idle CPU's other hrtimers, cpu.max's and the
-// fair server's, are rare.)
+// would gain nothing.
 bool tick_nohz_next_event_within_tick(const rq* rq, sim::Time now) {
-  const KernelImpl* k = rq->k;
-  const auto& heap = k->hrtimer_bases[static_cast<size_t>(rq->cpu)].heap;
-  return !heap.empty() && heap.front().expires - now <= k->cfg_.tick_nsec();
+  const sim::Time next = tick_nohz_get_sleep_length(rq, now);
+  return next >= 0 && next <= rq->k->cfg_.tick_nsec();
 }
 
 // The tick stopped (tick_nohz_stop_tick()) or restarted (tick_nohz_restart()): the CPU
@@ -53,21 +60,33 @@ void nohz_mask_update(KernelImpl* k, int cpu, bool stopped) {
 
 }  // namespace
 
-// tick_nohz_idle_stop_tick(): a CPU going idle stops its tick unless its next timer is due
-// within a tick; one that stops it joins the idle CPUs the NOHZ balance covers. Leaving idle
-// restarts it (tick_nohz_idle_exit()).
-void tick_nohz_update(rq* rq, bool idle) {
+// tick_nohz_idle_stop_tick(), asked by a round of the idle loop (kernel/sched/idle.cc): the
+// tick stays when the CPU's next timer is due within one (tick_nohz_next_event() returns 0);
+// else it stops, and the CPU joins the idle CPUs the NOHZ balance covers. Stopping re-arms the
+// tick's hrtimer at the next timer, or cancels it when there is none: either way a write of
+// the clock event device when the tick was the CPU's next timer. A tick already stopped is
+// left as it is (re-armed at the same next timer, which writes nothing).
+void tick_nohz_idle_stop_tick(rq* rq) {
   KernelImpl* k = rq->k;
-  if (!k->cfg_.nohz_idle) return;
-  sim::Timer* t = &rq->ex.tick_timer;
-  if (idle) {
-    if (tick_nohz_next_event_within_tick(rq, k->now())) return;  // tick_nohz_retain_tick()
-    k->engine()->cancel(t);
-    nohz_mask_update(k, rq->cpu, true);
-  } else if (!t->armed) {
-    tick_sched_timer_start(rq, tick_next_expiry(rq, k->now()));  // tick_nohz_restart()
-    nohz_mask_update(k, rq->cpu, false);
-  }
+  cpuidle_cpu& c = k->cpuidle[static_cast<size_t>(rq->cpu)];
+  if (c.tick_stopped || tick_nohz_next_event_within_tick(rq, k->now())) return;
+  c.tick_stopped = true;
+  hrtimer_try_to_cancel(rq, &rq->ex.tick_timer);
+  nohz_mask_update(k, rq->cpu, true);
+}
+
+// tick_nohz_idle_exit() -> tick_nohz_restart_sched_tick(): the CPU leaves idle with its tick
+// stopped; tick_nohz_restart() starts it again on the CPU's grid, a write when it becomes the
+// CPU's next timer. (Its hrtimer_cancel() of the stopped tick writes nothing: that timer sits
+// at the CPU's next timer's expiry, behind it.)
+void tick_nohz_idle_restart_tick(rq* rq) {
+  KernelImpl* k = rq->k;
+  cpuidle_cpu& c = k->cpuidle[static_cast<size_t>(rq->cpu)];
+  if (!c.tick_stopped) return;
+  c.tick_stopped = false;
+  tick_sched_timer_start(rq, tick_next_expiry(rq, k->now()));
+  hrtimer_reprogram_if_next(rq, &rq->ex.tick_timer);
+  nohz_mask_update(k, rq->cpu, false);
 }
 
 // tick_sched_timer(): update_process_times() -> sched_tick(), then re-arm one tick later.
@@ -79,19 +98,15 @@ void tick_sched_timer_fn(sim::Timer* t, sim::Time now) {
   trace_irq_handler_entry(rq, kIrqLocalTimer, "local_timer");
   trace_hrtimer_expire_entry(rq, TraceHrtimer::tick_nohz_handler, static_cast<uint64_t>(rq->cpu));
   cpu_charge(rq, k->machine_.costs.tick_handler_ns);
+  // tick_sched_do_timer(): a tick while the CPU is idle (ts->inidle) is what the idle loop's
+  // got_tick and menu's tick_wakeup read. An idle CPU that kept its tick asks again after it
+  // (the idle loop's next round, from irqentry_exit()).
+  if (rq->curr->is_idle) k->cpuidle[static_cast<size_t>(rq->cpu)].got_idle_tick = true;
   sched_tick(rq);
-  // An idle CPU that kept its tick asks again after it (the idle loop's next
-  // tick_nohz_idle_stop_tick()).
-  const bool stop = k->cfg_.nohz_idle && rq->curr->is_idle &&
-                    !tick_nohz_next_event_within_tick(rq, now);
-  if (!stop) {
-    // hrtimer_forward(): the next expiry stays on the grid, however late this one ran.
-    sim::Time next = rq->ex.tick_expires + k->cfg_.tick_nsec();
-    if (next <= now) next = tick_next_expiry(rq, now);
-    tick_sched_timer_start(rq, next);
-  } else {
-    nohz_mask_update(k, rq->cpu, true);
-  }
+  // hrtimer_forward(): the next expiry stays on the grid, however late this one ran.
+  sim::Time next = rq->ex.tick_expires + k->cfg_.tick_nsec();
+  if (next <= now) next = tick_next_expiry(rq, now);
+  tick_sched_timer_start(rq, next);
   trace_hrtimer_expire_exit(rq, TraceHrtimer::tick_nohz_handler, static_cast<uint64_t>(rq->cpu));
   hrtimer_interrupt_tail(rq, now);
   trace_irq_handler_exit(rq, kIrqLocalTimer);

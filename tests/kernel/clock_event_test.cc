@@ -50,7 +50,8 @@ TEST(ClockEvent, ATimerInterruptReprogramsTheDeviceBeforeTheTaskItWokeRuns) {
 }
 
 // A CPU-bound task alone on its CPU loses each tick's write to it: at HZ=250, the ticks of
-// 4 to 40 ms, ten writes.
+// 4 to 40 ms, ten writes, and the restart of the tick that was stopped while its CPU idled
+// before the task came.
 TEST(ClockEvent, EachTickEndsWithAWrite) {
   const auto user_ns = [](sim::Time program_ns) {
     Sim s(with_program_ns(exact_timers(flat_machine(1)), program_ns));
@@ -59,7 +60,7 @@ TEST(ClockEvent, EachTickEndsWithAWrite) {
     s.run(41 * kMs);
     return static_cast<sim::Time>(s.k->rq_of(0)->ex.user_ns);
   };
-  EXPECT_EQ(user_ns(0) - user_ns(2 * kUs), 10 * 2 * kUs);
+  EXPECT_EQ(user_ns(0) - user_ns(2 * kUs), 11 * 2 * kUs);
 }
 
 // 7.0: a task granted an extension yields (rseq_slice_yield()); the syscall's entry cancels
@@ -96,6 +97,34 @@ sim::Time yield_to_wakee(sim::Time program_ns) {
 
 TEST(ClockEvent, CancellingTheNextTimerReprogramsTheDevice) {
   EXPECT_EQ(yield_to_wakee(3 * kUs) - yield_to_wakee(0), 3 * kUs);
+}
+
+// NO_HZ idle: a CPU going idle with no timer within a tick stops its tick, a write (the tick's
+// hrtimer cancelled), and leaving idle restarts it, another (the tick started again, the CPU's
+// next timer). Without a cpuidle driver and before the got_tick rule, every idle stops it: a
+// task that computes 20 us and waits 5 ms for a read comes back from each wait one write
+// later (the restart; the stop is written while the CPU idles), as it did from its start.
+sim::Time fifth_read_back(sim::Time program_ns) {
+  hw::Machine m = with_program_ns(exact_timers(flat_machine(1)), program_ns);
+  m.costs.cpuidle_menu = false;
+  kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
+  cfg.idle_got_tick = false;
+  Sim s(m, cfg);
+  sim::Time back = -1;
+  s.spawn(on(0), [&back](user::Thread& t) -> user::Program {
+    for (int i = 0; i < 5; ++i) {
+      co_await t.compute(20 * kUs);
+      co_await t.read_after(5 * kMs);
+    }
+    back = t.now();
+  });
+  s.run(40 * kMs);
+  EXPECT_GT(back, 25 * kMs);
+  return back;
+}
+
+TEST(ClockEvent, StoppingTheTickAndRestartingItWriteTheDevice) {
+  EXPECT_EQ(fifth_read_back(3 * kUs) - fifth_read_back(0), 6 * 3 * kUs);
 }
 
 }  // namespace

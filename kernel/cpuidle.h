@@ -1,0 +1,56 @@
+// cpuidle as far as the scheduler tick sees it: per CPU, the idle loop's tick
+// flags and the menu governor's history (drivers/cpuidle/governors/menu.c),
+// which decide whether an idle CPU keeps its tick.
+#pragma once
+#include <cstdint>
+
+#include "sim/time.h"
+
+namespace kernel {
+
+struct rq;
+
+// menu.c's struct menu_device: the last eight measured idle intervals (us) and
+// the correction factors of next-timer predictions, by how far the next timer
+// was.
+struct menu_device {
+  static constexpr int kIntervals = 8;  // INTERVALS
+  static constexpr int kBuckets = 6;    // BUCKETS (6.12: 12, the upper half for iowaiters)
+  bool needs_update = false;            // menu_reflect() ran: menu_update() at the next select
+  bool tick_wakeup = false;             // the last idle state ended by the tick
+  int bucket = 0;
+  uint64_t next_timer_ns = 0;
+  uint32_t correction_factor[kBuckets];
+  uint32_t intervals[kIntervals] = {};
+  int interval_ptr = 0;
+  menu_device();
+};
+
+// Per CPU: the tick_sched flags the idle loop reads and the idle state's
+// residency.
+struct cpuidle_cpu {
+  bool tick_stopped = false;   // ts->tick_stopped: NO_HZ idle stopped this CPU's tick
+  bool got_idle_tick = false;  // ts->got_idle_tick: the tick ran while the CPU was idle
+  bool got_tick = false;       // do_idle()'s got_tick: the last loop round ended by the tick
+  // cpuidle_enter_state()'s time_start: when the CPU entered its idle state, -1
+  // when it is not in one (busy, or in the kernel on the idle task: an
+  // interrupt, the loop's own work).
+  sim::Time time_start = -1;
+  uint64_t last_residency_ns = 0;  // dev->last_residency_ns of the last idle state
+  menu_device menu;
+};
+
+// menu_select()'s answer to whether the tick may stop (*stop_tick). `tick_nsec`
+// is TICK_NSEC, `next_timer_ns` the time to the CPU's next timer event
+// (tick_nohz_get_sleep_length(); a negative value for none), `exit_latency_ns`
+// the idle state's, `v612` selects 6.12's get_typical_interval(). Updates the
+// history first if the last idle state ended since.
+bool menu_select_stop_tick(cpuidle_cpu* c, sim::Time tick_nsec, sim::Time next_timer_ns,
+                           sim::Time exit_latency_ns, bool v612);
+// menu_reflect(): the idle state just ended, having lasted last_residency_ns.
+void menu_reflect(cpuidle_cpu* c);
+// get_typical_interval(): the recent intervals' average if they agree,
+// UINT32_MAX if not.
+uint32_t menu_typical_interval(const menu_device& d, bool v612);
+
+}  // namespace kernel

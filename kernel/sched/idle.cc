@@ -1,0 +1,74 @@
+// The idle loop (kernel/sched/idle.c: do_idle(), cpuidle_idle_call()) as far as it decides
+// the tick. Each round of the loop asks whether to stop the tick: the menu governor on a
+// machine with a cpuidle driver (cpuidle_menu), else the got_tick rule of default_idle_call();
+// the round then enters the idle state, which an interrupt or a wakeup ends. Leaving idle
+// restarts a stopped tick (tick_nohz_idle_exit()).
+#include <algorithm>
+
+#include "kernel/cpu_exec.h"
+#include "kernel/cpuidle.h"
+#include "kernel/kernel_impl.h"
+
+namespace kernel {
+
+namespace {
+
+cpuidle_cpu& cpuidle_of(rq* rq) { return rq->k->cpuidle[static_cast<size_t>(rq->cpu)]; }
+
+// cpuidle_idle_call(): one round, up to entering the idle state once the kernel work on the
+// CPU is done.
+void cpuidle_idle_call(rq* rq) {
+  KernelImpl* k = rq->k;
+  cpuidle_cpu& c = cpuidle_of(rq);
+  const sim::Time now = k->now();
+  if (k->cfg_.nohz_idle) {
+    bool stop_tick;
+    if (k->machine_.costs.cpuidle_menu) {
+      stop_tick =
+          menu_select_stop_tick(&c, k->cfg_.tick_nsec(), tick_nohz_get_sleep_length(rq, now),
+                                k->machine_.costs.idle_exit_ns, v612(k));
+    } else {
+      // cpuidle_not_available(): default_idle_call(). f4c31b07b136 ("sched: idle: Consolidate
+      // the handling of two special cases") stops the tick only in a round after one the
+      // tick ended; before it, every round stopped it.
+      stop_tick = !k->cfg_.idle_got_tick || c.got_tick;
+    }
+    if (stop_tick || c.tick_stopped)
+      tick_nohz_idle_stop_tick(rq);  // idle_call_stop_or_retain_tick()
+  }
+  c.time_start = std::max(now, rq->ex.kwork_until);
+}
+
+// The round's idle state, if the CPU reached it, ends at `now`: its residency
+// (cpuidle_enter_state()), cpuidle_reflect(), then do_idle()'s got_tick =
+// tick_nohz_idle_got_tick() (which menu's reflect has already read and cleared).
+void cpuidle_state_end(rq* rq, sim::Time now) {
+  cpuidle_cpu& c = cpuidle_of(rq);
+  if (c.time_start >= 0 && c.time_start <= now) {
+    c.last_residency_ns = static_cast<uint64_t>(now - c.time_start);
+    if (rq->k->machine_.costs.cpuidle_menu) menu_reflect(&c);
+  }
+  c.time_start = -1;
+  c.got_tick = c.got_idle_tick;
+  c.got_idle_tick = false;
+}
+
+}  // namespace
+
+void do_idle_enter(rq* rq) {
+  cpuidle_cpu& c = cpuidle_of(rq);
+  c.got_tick = false;  // do_idle(): bool got_tick = false
+  cpuidle_idle_call(rq);
+}
+
+void do_idle_loop(rq* rq) {
+  cpuidle_state_end(rq, rq->k->now());
+  cpuidle_idle_call(rq);
+}
+
+void do_idle_exit(rq* rq) {
+  cpuidle_state_end(rq, rq->k->now());
+  if (rq->k->cfg_.nohz_idle) tick_nohz_idle_restart_tick(rq);
+}
+
+}  // namespace kernel

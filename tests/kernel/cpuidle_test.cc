@@ -1,0 +1,145 @@
+// Whether an idle CPU keeps its tick, pinned against kernel/sched/idle.c
+// (do_idle(), cpuidle_idle_call(), the got_tick rule of f4c31b07b136) and the
+// menu governor (drivers/cpuidle/governors/menu.c: get_typical_interval(),
+// menu_select(), menu_update()).
+#include "kernel/cpuidle.h"
+
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+
+#include "kernel/sched/sched.h"
+#include "kernel/trace.h"
+#include "tests/kernel/harness.h"
+
+namespace {
+
+using testing_support::exact_timers;
+using testing_support::flat_machine;
+using testing_support::Sim;
+
+constexpr sim::Time kUs = sim::kNsecPerUsec;
+constexpr sim::Time kMs = sim::kNsecPerMsec;
+
+kernel::menu_device with_intervals(std::initializer_list<uint32_t> us) {
+  kernel::menu_device d;
+  int i = 0;
+  for (uint32_t v : us) d.intervals[i++] = v;
+  return d;
+}
+
+// Agreeing samples give their average; a far sample above them is dropped by
+// every version. One far below them: 6.15 on drop it too (8de7606f0fe2),
+// where 6.12 drops the largest samples until only that one is left, and
+// predicts it.
+TEST(Menu, TypicalIntervalDropsTheOutlierOnEitherEndFromSixFifteen) {
+  for (bool v612 : {true, false}) {
+    EXPECT_EQ(kernel::menu_typical_interval(
+                  with_intervals({100, 100, 100, 100, 100, 100, 100, 100}), v612),
+              100u);
+    EXPECT_EQ(kernel::menu_typical_interval(
+                  with_intervals({100, 100, 100, 100, 10000, 100, 100, 100}), v612),
+              100u);
+    EXPECT_EQ(kernel::menu_typical_interval(kernel::menu_device{}, v612),
+              UINT32_MAX);  // no history
+  }
+  const auto low = with_intervals({1000, 1000, 1000, 1, 1000, 1000, 1000, 1000});
+  EXPECT_EQ(kernel::menu_typical_interval(low, false), 1000u);
+  EXPECT_EQ(kernel::menu_typical_interval(low, true), 1u);
+}
+
+// Samples that never agree: 6.12 gives up (UINT_MAX: the next timer alone
+// predicts); 6.15 on (85975daeaa4d) predict the largest of the six or more
+// left.
+TEST(Menu, TypicalIntervalOfScatteredSamplesIsTheirMaximumFromSixFifteen) {
+  const auto scattered = with_intervals({10, 200, 3000, 40, 500, 6000, 70, 800});
+  EXPECT_EQ(kernel::menu_typical_interval(scattered, true), UINT32_MAX);
+  const uint32_t v615 = kernel::menu_typical_interval(scattered, false);
+  EXPECT_NE(v615, UINT32_MAX);
+  EXPECT_LE(v615, 6000u);
+}
+
+// Eight idles of `residency` each, then the ninth round's answer: stop the tick
+// or not.
+bool stops_after(sim::Time residency, sim::Time next_timer) {
+  kernel::cpuidle_cpu c;
+  for (int i = 0; i < 8; ++i) {
+    kernel::menu_select_stop_tick(&c, 4 * kMs, next_timer, 2 * kUs, false);
+    c.last_residency_ns = static_cast<uint64_t>(residency);
+    kernel::menu_reflect(&c);
+  }
+  return kernel::menu_select_stop_tick(&c, 4 * kMs, next_timer, 2 * kUs, false);
+}
+
+// menu_select(): the tick stays through an idle predicted shorter than a tick
+// (HZ=250: 4 ms), from the recent idles or from the next timer; once stopped it
+// stays stopped.
+TEST(Menu, KeepsTheTickOnlyThroughIdlesItPredictsShorterThanATick) {
+  EXPECT_FALSE(stops_after(500 * kUs, -1));      // short idles, no timer
+  EXPECT_TRUE(stops_after(20 * kMs, -1));        // long idles, no timer
+  EXPECT_FALSE(stops_after(20 * kMs, 1 * kMs));  // long idles, but a timer in 1 ms
+  kernel::cpuidle_cpu stopped;
+  stopped.tick_stopped = true;
+  EXPECT_TRUE(kernel::menu_select_stop_tick(&stopped, 4 * kMs, 100 * kUs, 2 * kUs, false));
+}
+
+// Tick interrupts on CPU 0 from 20 ms to 120 ms of a task that computes 20 us
+// and then waits `idle` for a read (its wakeup a device interrupt, so no timer
+// of its own bounds the idle).
+int ticks_while_idling(hw::Machine m, kernel::KernelConfig cfg, sim::Time idle) {
+  Sim s(exact_timers(std::move(m)), cfg);
+  EXPECT_EQ(s.k->config().tick_nsec(), 4 * kMs);
+  struct Ticks : kernel::TraceSink {
+    int n = 0;
+    void record(const kernel::TraceRecord& r) override {
+      n += r.type == kernel::TraceEvent::hrtimer_expire_entry &&
+           r.timer == kernel::TraceHrtimer::tick_nohz_handler && r.ts >= 20 * kMs;
+    }
+  } ticks;
+  s.k->set_trace_sink(&ticks);
+  kernel::TaskAttr a;
+  a.cpus = {0};
+  s.spawn(a, [idle](user::Thread& t) -> user::Program {
+    for (;;) {
+      co_await t.compute(20 * kUs);
+      co_await t.read_after(idle);
+    }
+  });
+  s.run(120 * kMs);
+  return ticks.n;
+}
+
+hw::Machine with_menu(bool menu) {
+  hw::Machine m = flat_machine(1);
+  m.costs.cpuidle_menu = menu;
+  return m;
+}
+
+kernel::KernelConfig got_tick(bool on) {
+  kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
+  cfg.idle_got_tick = on;
+  return cfg;
+}
+
+// Bare metal: menu keeps the tick of a CPU whose idles last 1 ms (every tick of
+// the 100 ms comes, each in an idle) and stops it for idles of 20 ms.
+TEST(IdleLoop, MenuKeepsTheTickThroughShortIdlesAndStopsItForLongOnes) {
+  EXPECT_GE(ticks_while_idling(with_menu(true), got_tick(true), 1 * kMs), 24);
+  EXPECT_LE(ticks_while_idling(with_menu(true), got_tick(true), 20 * kMs), 1);
+}
+
+// No cpuidle driver (a KVM guest): 7.0's idle loop keeps the tick in an idle's
+// first round and stops it in the round after the tick woke the CPU, so each 20
+// ms idle takes one tick (five idles, five ticks); before f4c31b07b136 every
+// round stops it, and none comes.
+TEST(IdleLoop, WithoutADriverTheTickStopsOnlyAfterItWokeTheIdleCpu) {
+  const int with_rule = ticks_while_idling(with_menu(false), got_tick(true), 20 * kMs);
+  EXPECT_GE(with_rule, 4);
+  EXPECT_LE(with_rule, 6);
+  EXPECT_EQ(ticks_while_idling(with_menu(false), got_tick(false), 20 * kMs), 0);
+  // Idles of 1 ms keep it as the governor does: each begins with the tick
+  // running.
+  EXPECT_GE(ticks_while_idling(with_menu(false), got_tick(true), 1 * kMs), 20);
+}
+
+}  // namespace
