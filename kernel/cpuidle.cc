@@ -68,43 +68,49 @@ menu_device::menu_device() {
 // further from the average and, giving up with four or more left, return their
 // maximum.
 uint32_t menu_typical_interval(const menu_device& d, bool v612) {
+  // Linux's loop, over the samples sorted: those a pass keeps lie between two thresholds, so
+  // each pass is a range of the sorted samples, and dropping the samples equal to the
+  // smallest or largest one moves an end. The sums follow the range; the results are
+  // Linux's to the bit (the variance of 6.12's second pass, the sum of (value - avg)^2 over
+  // the range with avg truncated, expands exactly in integers).
+  // (tests/kernel/cpuidle_test.cc compares it with the direct loop on random histories.)
   constexpr int kN = menu_device::kIntervals;
-  int64_t min_thresh = -1, max_thresh = static_cast<int64_t>(v612 ? INT32_MAX + 1ll : UINT32_MAX);
+  uint32_t v[kN];
+  std::copy(d.intervals, d.intervals + kN, v);
+  std::sort(v, v + kN);
+  int lo = 0, hi = kN;
+  // The first pass keeps samples <= INT_MAX (6.12), < UINT_MAX (6.15 on).
+  const uint32_t keep = v612 ? static_cast<uint32_t>(INT32_MAX) : UINT32_MAX - 1;
+  while (hi > 0 && v[hi - 1] > keep) --hi;
+  uint64_t sum = 0, sum_sq = 0;
+  for (int i = lo; i < hi; ++i) {
+    sum += v[i];
+    sum_sq += uint64_t{v[i]} * v[i];
+  }
   for (;;) {
-    uint64_t max = 0, min = UINT32_MAX, sum = 0, sum_sq = 0;
-    unsigned divisor = 0;
-    for (uint32_t value : d.intervals) {
-      if (static_cast<int64_t>(value) <= min_thresh || static_cast<int64_t>(value) >= max_thresh)
-        continue;
-      divisor++;
-      sum += value;
-      sum_sq += static_cast<uint64_t>(value) * value;
-      max = std::max<uint64_t>(max, value);
-      min = std::min<uint64_t>(min, value);
-    }
-    if (max == 0) return UINT32_MAX;
+    const unsigned divisor = static_cast<unsigned>(hi - lo);
+    if (divisor == 0 || v[hi - 1] == 0) return UINT32_MAX;  // if (!max)
+    const uint64_t max = v[hi - 1], min = v[lo];
     const uint64_t avg = sum / divisor;
-    uint64_t variance;
-    if (v612) {  // the second pass over the samples, from the truncated average
-      variance = 0;
-      for (uint32_t value : d.intervals) {
-        if (static_cast<int64_t>(value) >= max_thresh) continue;
-        const int64_t diff = static_cast<int64_t>(value) - static_cast<int64_t>(avg);
-        variance += static_cast<uint64_t>(diff * diff);
-      }
-      variance /= divisor;
-    } else {
-      variance = sum_sq / divisor - avg * avg;
-    }
+    const uint64_t variance =
+        v612 ? (sum_sq - 2 * avg * sum + uint64_t{divisor} * avg * avg) / divisor
+             : sum_sq / divisor - avg * avg;
     if (variance <= UINT64_MAX / 36 &&
         ((avg * avg > variance * 36 && divisor * 4 >= kN * 3) || variance <= 400))
       return static_cast<uint32_t>(avg);
     if (divisor * 4 <= kN * 3)
       return !v612 && divisor >= kN / 2 ? static_cast<uint32_t>(max) : UINT32_MAX;
-    if (!v612 && avg - min > max - avg)
-      min_thresh = static_cast<int64_t>(min);
-    else
-      max_thresh = static_cast<int64_t>(max);
+    if (!v612 && avg - min > max - avg) {
+      for (; lo < hi && v[lo] == min; ++lo) {
+        sum -= v[lo];
+        sum_sq -= uint64_t{v[lo]} * v[lo];
+      }
+    } else {
+      for (; hi > lo && v[hi - 1] == max; --hi) {
+        sum -= v[hi - 1];
+        sum_sq -= uint64_t{v[hi - 1]} * v[hi - 1];
+      }
+    }
   }
 }
 

@@ -6,10 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <initializer_list>
 
 #include "kernel/sched/sched.h"
 #include "kernel/trace.h"
+#include "sim/rng.h"
 #include "tests/kernel/harness.h"
 
 namespace {
@@ -57,6 +59,65 @@ TEST(Menu, TypicalIntervalOfScatteredSamplesIsTheirMaximumFromSixFifteen) {
   const uint32_t v615 = kernel::menu_typical_interval(scattered, false);
   EXPECT_NE(v615, UINT32_MAX);
   EXPECT_LE(v615, 6000u);
+}
+
+// get_typical_interval() as Linux writes it: a pass over all eight samples per threshold,
+// 6.12's variance in a second pass from the truncated average.
+uint32_t typical_interval_direct(const kernel::menu_device& d, bool v612) {
+  int64_t min_thresh = -1, max_thresh = v612 ? INT32_MAX + 1ll : UINT32_MAX;
+  for (;;) {
+    uint64_t max = 0, min = UINT32_MAX, sum = 0, sum_sq = 0;
+    unsigned divisor = 0;
+    for (uint32_t value : d.intervals) {
+      if (value <= min_thresh || value >= max_thresh) continue;
+      divisor++;
+      sum += value;
+      sum_sq += uint64_t{value} * value;
+      max = std::max<uint64_t>(max, value);
+      min = std::min<uint64_t>(min, value);
+    }
+    if (max == 0) return UINT32_MAX;
+    const uint64_t avg = sum / divisor;
+    uint64_t variance = 0;
+    if (v612) {
+      for (uint32_t value : d.intervals) {
+        if (value >= max_thresh) continue;
+        const int64_t diff = static_cast<int64_t>(value) - static_cast<int64_t>(avg);
+        variance += static_cast<uint64_t>(diff * diff);
+      }
+      variance /= divisor;
+    } else {
+      variance = sum_sq / divisor - avg * avg;
+    }
+    if (variance <= UINT64_MAX / 36 &&
+        ((avg * avg > variance * 36 && divisor * 4 >= 24) || variance <= 400))
+      return static_cast<uint32_t>(avg);
+    if (divisor * 4 <= 24) return !v612 && divisor >= 4 ? static_cast<uint32_t>(max) : UINT32_MAX;
+    if (!v612 && avg - min > max - avg)
+      min_thresh = static_cast<int64_t>(min);
+    else
+      max_thresh = static_cast<int64_t>(max);
+  }
+}
+
+// The model's sorted-range version gives the direct loop's result on random histories: idles
+// from a few us to seconds, with ties, zeros and samples past INT_MAX.
+TEST(Menu, TypicalIntervalEqualsTheDirectLoopOnRandomHistories) {
+  sim::Rng rng(7, 0);
+  for (int round = 0; round < 200000; ++round) {
+    kernel::menu_device d;
+    const int kind = round % 4;
+    for (uint32_t& v : d.intervals) {
+      const uint64_t u = rng.next_u64();
+      v = kind == 0   ? static_cast<uint32_t>(u % 8)                       // ties and zeros
+          : kind == 1 ? static_cast<uint32_t>(u % 5000)                    // us to ms
+          : kind == 2 ? static_cast<uint32_t>(u >> (32 + (u & 31)))        // any scale
+                      : static_cast<uint32_t>(u);                          // past INT_MAX
+    }
+    for (bool v612 : {true, false})
+      ASSERT_EQ(kernel::menu_typical_interval(d, v612), typical_interval_direct(d, v612))
+          << "round " << round << " v612 " << v612;
+  }
 }
 
 // Eight idles of `residency` each, then the ninth round's answer: stop the tick
