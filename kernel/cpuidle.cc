@@ -52,9 +52,7 @@ void menu_update(cpuidle_cpu* c, sim::Time tick_nsec, sim::Time exit_latency_ns)
   else
     factor += kResolution;
   d.correction_factor[d.bucket] = factor;
-  d.intervals[d.interval_ptr] =
-      static_cast<uint32_t>(std::min<uint64_t>(measured_ns / 1000, UINT32_MAX));
-  d.interval_ptr = (d.interval_ptr + 1) % menu_device::kIntervals;
+  d.update_intervals(static_cast<uint32_t>(std::min<uint64_t>(measured_ns / 1000, UINT32_MAX)));
 }
 
 }  // namespace
@@ -67,17 +65,32 @@ menu_device::menu_device() {
 // below six; 6.15 on (8de7606f0fe2, 85975daeaa4d) drop whichever end lies
 // further from the average and, giving up with four or more left, return their
 // maximum.
+void menu_device::update_intervals(uint32_t interval_us) {
+  // The old sample leaves the sorted list and the new one goes in its place: a shift of the
+  // samples between the two spots.
+  int i = static_cast<int>(std::find(sorted, sorted + kIntervals, intervals[interval_ptr]) - sorted);
+  while (i > 0 && sorted[i - 1] > interval_us) {
+    sorted[i] = sorted[i - 1];
+    --i;
+  }
+  while (i < kIntervals - 1 && sorted[i + 1] < interval_us) {
+    sorted[i] = sorted[i + 1];
+    ++i;
+  }
+  sorted[i] = interval_us;
+  intervals[interval_ptr] = interval_us;
+  interval_ptr = (interval_ptr + 1) % kIntervals;
+}
+
 uint32_t menu_typical_interval(const menu_device& d, bool v612) {
-  // Linux's loop, over the samples sorted: those a pass keeps lie between two thresholds, so
+  // Linux's loop, over the samples kept sorted: those a pass keeps lie between two thresholds, so
   // each pass is a range of the sorted samples, and dropping the samples equal to the
   // smallest or largest one moves an end. The sums follow the range; the results are
   // Linux's to the bit (the variance of 6.12's second pass, the sum of (value - avg)^2 over
   // the range with avg truncated, expands exactly in integers).
   // (tests/kernel/cpuidle_test.cc compares it with the direct loop on random histories.)
   constexpr int kN = menu_device::kIntervals;
-  uint32_t v[kN];
-  std::copy(d.intervals, d.intervals + kN, v);
-  std::sort(v, v + kN);
+  const uint32_t* v = d.sorted;
   int lo = 0, hi = kN;
   // The first pass keeps samples <= INT_MAX (6.12), < UINT_MAX (6.15 on).
   const uint32_t keep = v612 ? static_cast<uint32_t>(INT32_MAX) : UINT32_MAX - 1;

@@ -23,7 +23,10 @@ struct menu_device {
   uint32_t correction_factor[kBuckets];
   uint32_t intervals[kIntervals] = {};
   int interval_ptr = 0;
+  uint32_t sorted[kIntervals] = {};  // the intervals in ascending order
   menu_device();
+  // menu_update_intervals(): the next interval of the ring (and its place among the sorted).
+  void update_intervals(uint32_t interval_us);
 };
 
 // Per CPU: the tick_sched flags the idle loop reads and the idle state's

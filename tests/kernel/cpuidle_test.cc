@@ -25,8 +25,7 @@ constexpr sim::Time kMs = sim::kNsecPerMsec;
 
 kernel::menu_device with_intervals(std::initializer_list<uint32_t> us) {
   kernel::menu_device d;
-  int i = 0;
-  for (uint32_t v : us) d.intervals[i++] = v;
+  for (uint32_t v : us) d.update_intervals(v);
   return d;
 }
 
@@ -104,15 +103,16 @@ uint32_t typical_interval_direct(const kernel::menu_device& d, bool v612) {
 // from a few us to seconds, with ties, zeros and samples past INT_MAX.
 TEST(Menu, TypicalIntervalEqualsTheDirectLoopOnRandomHistories) {
   sim::Rng rng(7, 0);
+  kernel::menu_device d;  // one history, rolled on by 1 to 8 samples a round
   for (int round = 0; round < 200000; ++round) {
-    kernel::menu_device d;
-    const int kind = round % 4;
-    for (uint32_t& v : d.intervals) {
+    const int kind = round / 8 % 4;
+    for (int i = 0; i <= round % 8; ++i) {
       const uint64_t u = rng.next_u64();
-      v = kind == 0   ? static_cast<uint32_t>(u % 8)                       // ties and zeros
-          : kind == 1 ? static_cast<uint32_t>(u % 5000)                    // us to ms
-          : kind == 2 ? static_cast<uint32_t>(u >> (32 + (u & 31)))        // any scale
-                      : static_cast<uint32_t>(u);                          // past INT_MAX
+      const uint32_t us = kind == 0   ? static_cast<uint32_t>(u % 8)                 // ties, zeros
+                          : kind == 1 ? static_cast<uint32_t>(u % 5000)              // us to ms
+                          : kind == 2 ? static_cast<uint32_t>(u >> (32 + (u & 31)))  // any scale
+                                      : static_cast<uint32_t>(u);  // past INT_MAX
+      d.update_intervals(us);
     }
     for (bool v612 : {true, false})
       ASSERT_EQ(kernel::menu_typical_interval(d, v612), typical_interval_direct(d, v612))
