@@ -68,7 +68,8 @@ menu_device::menu_device() {
 void menu_device::update_intervals(uint32_t interval_us) {
   // The old sample leaves the sorted list and the new one goes in its place: a shift of the
   // samples between the two spots.
-  int i = static_cast<int>(std::find(sorted, sorted + kIntervals, intervals[interval_ptr]) - sorted);
+  int i =
+      static_cast<int>(std::find(sorted, sorted + kIntervals, intervals[interval_ptr]) - sorted);
   while (i > 0 && sorted[i - 1] > interval_us) {
     sorted[i] = sorted[i - 1];
     --i;
@@ -140,27 +141,49 @@ bool menu_select_stop_tick(cpuidle_cpu* c, sim::Time tick_nsec, sim::Time next_t
     menu_update(c, tick_nsec, exit_latency_ns);
     d.needs_update = false;
   }
-  const uint32_t typical_us = menu_typical_interval(d, v612);
-  uint64_t predicted_ns = typical_us == UINT32_MAX ? kNoTimer : uint64_t{typical_us} * 1000;
-  if (predicted_ns > kResidencyThresholdNs) {
-    // The next timer, scaled by how long idle has lasted against it lately.
-    d.next_timer_ns = next_timer_ns < 0 ? kNoTimer : static_cast<uint64_t>(next_timer_ns);
-    d.bucket = which_bucket(d.next_timer_ns);
-    const unsigned __int128 scaled =
-        static_cast<unsigned __int128>(d.next_timer_ns) * d.correction_factor[d.bucket] +
-        kResolution * kDecay * 1000 / 2;
-    const unsigned __int128 timer_us = scaled / (kResolution * kDecay * 1000);
-    predicted_ns =
-        static_cast<uint64_t>(std::min<unsigned __int128>(timer_us * 1000, predicted_ns));
-  } else {  // a short typical interval: no need to look up the next timer
+  const auto tick = static_cast<uint64_t>(tick_nsec);
+  // predicted_ns = get_typical_interval() in ns; computed only where it decides something:
+  // when every sample exceeds 15 us, it does too (an average or maximum of them, or
+  // UINT_MAX), and when the next timer already predicts less than a tick, the minimum of the
+  // two does too.
+  const auto typical_ns = [&d, v612] {
+    const uint32_t us = menu_typical_interval(d, v612);
+    return us == UINT32_MAX ? kNoTimer : uint64_t{us} * 1000;
+  };
+  uint64_t predicted_ns = 0;
+  bool known = false;
+  // 6.18 on (and stable) look up the next timer whenever the tick is stopped as well.
+  bool timer_branch =
+      (!v612 && c->tick_stopped) || uint64_t{d.sorted[0]} * 1000 > kResidencyThresholdNs;
+  if (!timer_branch) {
+    predicted_ns = typical_ns();
+    known = true;
+    timer_branch = predicted_ns > kResidencyThresholdNs;
+  }
+  if (!timer_branch) {  // a short typical interval: no need to look up the next timer
     d.next_timer_ns = kNoTimer;
     d.bucket = which_bucket(kNoTimer);
+    return c->tick_stopped;  // predicted_ns <= 15 us
   }
-  // "Don't stop the tick if the selected state is a polling one or if the
-  // expected idle duration is shorter than the tick period length" (a polling
-  // state is picked only for idles far below a tick); once the tick is stopped,
-  // menu leaves it stopped.
-  return c->tick_stopped || predicted_ns >= static_cast<uint64_t>(tick_nsec);
+  // The next timer, scaled by how long idle has lasted against it lately.
+  d.next_timer_ns = next_timer_ns < 0 ? kNoTimer : static_cast<uint64_t>(next_timer_ns);
+  d.bucket = which_bucket(d.next_timer_ns);
+  constexpr uint64_t kScale = kResolution * kDecay * 1000;
+  const uint32_t factor = d.correction_factor[d.bucket];
+  uint64_t timer_ns;
+  if (d.next_timer_ns <= UINT64_MAX / (kResolution * kDecay) - kScale)  // no overflow
+    timer_ns = (d.next_timer_ns * factor + kScale / 2) / kScale * 1000;
+  else
+    timer_ns = static_cast<uint64_t>(std::min<unsigned __int128>(
+        (static_cast<unsigned __int128>(d.next_timer_ns) * factor + kScale / 2) / kScale * 1000,
+        kNoTimer));
+  // "Don't stop the tick if the selected state is a polling one or if the expected idle
+  // duration is shorter than the tick period length" (a polling state is picked only for
+  // idles far below a tick); once the tick is stopped, menu leaves it stopped.
+  if (c->tick_stopped) return true;
+  if (timer_ns < tick) return false;
+  if (!known) predicted_ns = typical_ns();
+  return std::min(timer_ns, predicted_ns) >= tick;
 }
 
 }  // namespace kernel
