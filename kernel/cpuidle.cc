@@ -51,11 +51,13 @@ void menu_update(cpuidle_cpu* c, sim::Time tick_nsec, sim::Time exit_latency_ns)
     factor += static_cast<uint32_t>(kResolution * measured_ns / d.next_timer_ns);
   else
     factor += kResolution;
-  d.correction_factor[d.bucket] = factor;
+  d.correction_factor[d.bucket] = static_cast<uint16_t>(factor);
   d.update_intervals(static_cast<uint32_t>(std::min<uint64_t>(measured_ns / 1000, UINT32_MAX)));
 }
 
 }  // namespace
+
+static_assert(sizeof(cpuidle_cpu) == 128, "one aligned pair of cache lines");
 
 menu_device::menu_device() {
   std::fill(correction_factor, correction_factor + kBuckets, kResolution * kDecay);
@@ -80,7 +82,7 @@ void menu_device::update_intervals(uint32_t interval_us) {
   }
   sorted[i] = interval_us;
   intervals[interval_ptr] = interval_us;
-  interval_ptr = (interval_ptr + 1) % kIntervals;
+  interval_ptr = static_cast<uint8_t>((interval_ptr + 1) % kIntervals);
 }
 
 uint32_t menu_typical_interval(const menu_device& d, bool v612) {
@@ -162,12 +164,12 @@ bool menu_select_stop_tick(cpuidle_cpu* c, sim::Time tick_nsec, sim::Time next_t
   }
   if (!timer_branch) {  // a short typical interval: no need to look up the next timer
     d.next_timer_ns = kNoTimer;
-    d.bucket = which_bucket(kNoTimer);
+    d.bucket = static_cast<uint8_t>(which_bucket(kNoTimer));
     return c->tick_stopped;  // predicted_ns <= 15 us
   }
   // The next timer, scaled by how long idle has lasted against it lately.
   d.next_timer_ns = next_timer_ns < 0 ? kNoTimer : static_cast<uint64_t>(next_timer_ns);
-  d.bucket = which_bucket(d.next_timer_ns);
+  d.bucket = static_cast<uint8_t>(which_bucket(d.next_timer_ns));
   constexpr uint64_t kScale = kResolution * kDecay * 1000;
   const uint32_t factor = d.correction_factor[d.bucket];
   uint64_t timer_ns;

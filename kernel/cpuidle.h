@@ -18,11 +18,12 @@ struct menu_device {
   static constexpr int kBuckets = 6;    // BUCKETS (6.12: 12, the upper half for iowaiters)
   bool needs_update = false;            // menu_reflect() ran: menu_update() at the next select
   bool tick_wakeup = false;             // the last idle state ended by the tick
-  int bucket = 0;
+  uint8_t bucket = 0;
+  uint8_t interval_ptr = 0;
+  // Fixed point, RESOLUTION * DECAY (8192) = 1: never above it, so 16 bits hold it.
+  uint16_t correction_factor[kBuckets];
   uint64_t next_timer_ns = 0;
-  uint32_t correction_factor[kBuckets];
   uint32_t intervals[kIntervals] = {};
-  int interval_ptr = 0;
   uint32_t sorted[kIntervals] = {};  // the intervals in ascending order
   menu_device();
   // menu_update_intervals(): the next interval of the ring (and its place among the sorted).
@@ -30,8 +31,9 @@ struct menu_device {
 };
 
 // Per CPU: the tick_sched flags the idle loop reads and the idle state's
-// residency.
-struct cpuidle_cpu {
+// residency. A CPU's entry fills one aligned pair of cache lines: each idle
+// period reads and writes most of it.
+struct alignas(128) cpuidle_cpu {
   bool tick_stopped = false;   // ts->tick_stopped: NO_HZ idle stopped this CPU's tick
   bool got_idle_tick = false;  // ts->got_idle_tick: the tick ran while the CPU was idle
   bool got_tick = false;       // do_idle()'s got_tick: the last loop round ended by the tick
