@@ -144,6 +144,19 @@ TEST(Menu, KeepsTheTickOnlyThroughIdlesItPredictsShorterThanATick) {
   EXPECT_TRUE(kernel::menu_select_stop_tick(&stopped, 4 * kMs, 100 * kUs, 2 * kUs, false));
 }
 
+// With the tick stopped and a short typical interval, 6.18 on look up the next timer all the
+// same (its bucket is the one menu_update() corrects after the idle); 6.12 does not.
+TEST(Menu, WithTheTickStoppedSixEighteenLooksUpTheNextTimerWhateverTheHistory) {
+  for (bool v612 : {true, false}) {
+    kernel::cpuidle_cpu c;
+    for (int i = 0; i < 8; ++i) c.menu.update_intervals(5);  // idles of 5 us
+    c.tick_stopped = true;
+    EXPECT_TRUE(kernel::menu_select_stop_tick(&c, 4 * kMs, 2 * kMs, 2 * kUs, v612));
+    EXPECT_EQ(c.menu.next_timer_ns, v612 ? static_cast<uint64_t>(INT64_MAX) : 2 * kMs) << v612;
+    EXPECT_EQ(c.menu.bucket, v612 ? 5 : 3) << v612;
+  }
+}
+
 // Tick interrupts on CPU 0 from 20 ms to 120 ms of a task that computes 20 us
 // and then waits `idle` for a read (its wakeup a device interrupt, so no timer
 // of its own bounds the idle).
