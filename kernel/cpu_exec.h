@@ -51,8 +51,8 @@ void do_idle_loop(rq* rq);
 void do_idle_exit(rq* rq);
 // NO_HZ_IDLE (kernel/time/tick.cc): tick_nohz_idle_stop_tick(), asked by a round of the idle
 // loop, and the restart as the CPU leaves idle (tick_nohz_idle_exit()), each with its write
-// of the clock event device. tick_nohz_get_sleep_length(): the time from `now` to the CPU's
-// next timer (its first sleep timer), -1 if it has none.
+// of the clock event device. tick_nohz_get_sleep_length(): what an idle governor reads, the
+// time from `now` to the CPU's next hrtimer (its first sleep timer), -1 if it has none.
 void tick_nohz_idle_stop_tick(rq* rq);
 void tick_nohz_idle_restart_tick(rq* rq);
 sim::Time tick_nohz_get_sleep_length(const rq* rq, sim::Time now);

@@ -35,20 +35,15 @@ void tick_sched_timer_start(rq* rq, sim::Time expires) {
   hrtimer_start(rq, &rq->ex.tick_timer, expires);
 }
 
-// The sleep timers: the idle CPU's other hrtimers, cpu.max's and the fair server's, are rare.
+// tick_nohz_get_sleep_length() -> hrtimer_next_event_without(&ts->sched_timer): the CPU's
+// next hrtimer other than the tick. The sleep timers: the idle CPU's other hrtimers, cpu.max's
+// and the fair server's, are rare.
 sim::Time tick_nohz_get_sleep_length(const rq* rq, sim::Time now) {
   const auto& heap = rq->k->hrtimer_bases[static_cast<size_t>(rq->cpu)].heap;
   return heap.empty() ? -1 : std::max<sim::Time>(heap.front().expires - now, 0);
 }
 
 namespace {
-
-// tick_nohz_next_event(): the CPU's next timer is due within a tick, so stopping the tick
-// would gain nothing.
-bool tick_nohz_next_event_within_tick(const rq* rq, sim::Time now) {
-  const sim::Time next = tick_nohz_get_sleep_length(rq, now);
-  return next >= 0 && next <= rq->k->cfg_.tick_nsec();
-}
 
 // The tick stopped (tick_nohz_stop_tick()) or restarted (tick_nohz_restart()): the CPU
 // joins nohz.idle_cpus_mask (nohz_balance_enter_idle(): it may leave blocked load) or
@@ -61,15 +56,17 @@ void nohz_mask_update(KernelImpl* k, int cpu, bool stopped) {
 }  // namespace
 
 // tick_nohz_idle_stop_tick(), asked by a round of the idle loop (kernel/sched/idle.cc): the
-// tick stays when the CPU's next timer is due within one (tick_nohz_next_event() returns 0);
-// else it stops, and the CPU joins the idle CPUs the NOHZ balance covers. Stopping re-arms the
-// tick's hrtimer at the next timer, or cancels it when there is none: either way a write of
-// the clock event device when the tick was the CPU's next timer. A tick already stopped is
-// left as it is (re-armed at the same next timer, which writes nothing).
+// tick stops, and the CPU joins the idle CPUs the NOHZ balance covers. Linux keeps it when
+// tick_nohz_next_event() finds the next event within a tick; in high-resolution mode that
+// event is the next timer-wheel timer, or a tick if RCU, irq_work or a pending timer softirq
+// needs the CPU, never an hrtimer (those program the device themselves), and the model has
+// none of them. Stopping re-arms the tick's hrtimer at that next event, or cancels it when
+// there is none, as here: a write of the clock event device when the tick was the CPU's next
+// timer. A tick already stopped is left as it is.
 void tick_nohz_idle_stop_tick(rq* rq) {
   KernelImpl* k = rq->k;
   cpuidle_cpu& c = k->cpuidle[static_cast<size_t>(rq->cpu)];
-  if (c.tick_stopped || tick_nohz_next_event_within_tick(rq, k->now())) return;
+  if (c.tick_stopped) return;
   c.tick_stopped = true;
   hrtimer_try_to_cancel(rq, &rq->ex.tick_timer);
   nohz_mask_update(k, rq->cpu, true);

@@ -117,13 +117,25 @@ TEST(NohzIdle, ANewlyIdleCpuRefreshesTheBlockedLoadOfTickStoppedCpus) {
   testing_support::check_invariants(*s.k, 700 * kMs);
 }
 
-// tick_nohz_idle_stop_tick() -> tick_nohz_next_event(): a CPU going idle keeps its tick when
-// its next timer is due within a tick (HZ=250: 4 ms). An RT task sleeping 100 us at a time
-// leaves its CPU idle almost always, yet the tick keeps coming every 4 ms; one sleeping 10 ms
-// lets it stop, and the tick comes only when a wakeup happens to straddle a tick's time.
-TEST(NohzIdle, AnIdleCpuKeepsItsTickWhenItsNextTimerIsWithinATick) {
-  for (sim::Time sleep : {100 * kUs, 10 * kMs}) {
-    Sim s(testing_support::exact_timers(flat_machine(1)));
+// An RT task sleeping 100 us at a time leaves its CPU idle almost always. menu, seeing the
+// sleep timer due within a tick (tick_nohz_get_sleep_length()), keeps the tick: it comes every
+// 4 ms (HZ=250). The idle loop without a cpuidle driver (and before the got_tick rule) asks to
+// stop it at every idle, and tick_nohz_next_event(), which in high-resolution mode counts no
+// hrtimer, lets it stop: it comes only when a wakeup happens to straddle a tick's time. With
+// sleeps of 10 ms menu stops it too.
+TEST(NohzIdle, MenuKeepsTheTickThroughSleepsShorterThanATickWhereTheDriverlessLoopStopsIt) {
+  struct Case {
+    bool menu;
+    sim::Time sleep;
+    bool keeps;
+  };
+  for (const Case& c : {Case{true, 100 * kUs, true}, Case{true, 10 * kMs, false},
+                        Case{false, 100 * kUs, false}}) {
+    hw::Machine m = testing_support::exact_timers(flat_machine(1));
+    m.costs.cpuidle_menu = c.menu;
+    kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
+    cfg.idle_got_tick = false;
+    Sim s(m, cfg);
     ASSERT_EQ(s.k->config().tick_nsec(), 4 * kMs);
     struct Ticks : kernel::TraceSink {
       int n = 0;
@@ -136,6 +148,7 @@ TEST(NohzIdle, AnIdleCpuKeepsItsTickWhenItsNextTimerIsWithinATick) {
     kernel::TaskAttr rt = on(0);
     rt.policy = SCHED_FIFO;
     rt.rt_priority = 50;
+    const sim::Time sleep = c.sleep;
     s.spawn(rt, [sleep](user::Thread& t) -> user::Program {
       for (;;) {
         co_await t.compute(5 * kUs);
@@ -143,8 +156,8 @@ TEST(NohzIdle, AnIdleCpuKeepsItsTickWhenItsNextTimerIsWithinATick) {
       }
     });
     s.run(120 * kMs);
-    SCOPED_TRACE(sleep);
-    if (sleep < 4 * kMs)
+    SCOPED_TRACE(testing::Message() << "menu " << c.menu << " sleep " << c.sleep);
+    if (c.keeps)
       EXPECT_GE(ticks.n, 24);  // every tick of the 100 ms
     else
       EXPECT_LE(ticks.n, 3);
