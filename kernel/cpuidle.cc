@@ -63,10 +63,6 @@ menu_device::menu_device() {
   std::fill(correction_factor, correction_factor + kBuckets, kResolution * kDecay);
 }
 
-// 6.12 drops the largest samples until the rest agree and gives up (UINT_MAX)
-// below six; 6.15 on (8de7606f0fe2, 85975daeaa4d) drop whichever end lies
-// further from the average and, giving up with four or more left, return their
-// maximum.
 void menu_device::update_intervals(uint32_t interval_us) {
   // The old sample leaves the sorted list and the new one goes in its place: a shift of the
   // samples between the two spots.
@@ -85,12 +81,16 @@ void menu_device::update_intervals(uint32_t interval_us) {
   interval_ptr = static_cast<uint8_t>((interval_ptr + 1) % kIntervals);
 }
 
+// 6.12 drops the largest samples until the rest agree and gives up (UINT_MAX)
+// below six; 6.15 on (8de7606f0fe2, 85975daeaa4d) drop whichever end lies
+// further from the average and, giving up with four or more left, return their
+// maximum.
 uint32_t menu_typical_interval(const menu_device& d, bool v612) {
-  // Linux's loop, over the samples kept sorted: those a pass keeps lie between two thresholds, so
-  // each pass is a range of the sorted samples, and dropping the samples equal to the
-  // smallest or largest one moves an end. The sums follow the range; the results are
-  // Linux's to the bit (the variance of 6.12's second pass, the sum of (value - avg)^2 over
-  // the range with avg truncated, expands exactly in integers).
+  // Linux's loop, over the samples kept sorted: those a pass keeps lie between two
+  // thresholds, so each pass is a range of the sorted samples, and dropping the samples
+  // equal to the smallest or largest one moves an end. The sums follow the range; the
+  // results are Linux's to the bit (the variance of 6.12's second pass, the sum of
+  // (value - avg)^2 over the range with avg truncated, expands exactly in integers).
   // (tests/kernel/cpuidle_test.cc compares it with the direct loop on random histories.)
   constexpr int kN = menu_device::kIntervals;
   const uint32_t* v = d.sorted;

@@ -218,8 +218,9 @@ TEST(NewidleBalance, ACpuWithAQueuedWakeupDoesNotBalance) {
 // 6.18+ count h_nr_runnable and move a delayed task only when the balance moves load. B
 // (nice 19) forks onto CPU 0 while CPU 1 is busy, a hog pinned to CPU 0 follows, and B
 // blocks for good 2 ms into its run, ineligible, so DELAY_DEQUEUE keeps it queued; at 20 ms
-// CPU 1's task exits and CPU 1 balances newly idle. 6.12 pulls the delayed B (which CPU 1 then dequeues for good: B ends
-// up on CPU 1); 6.18 and 7.0 see one task on CPU 0 and leave B there.
+// CPU 1's task exits and CPU 1 balances newly idle. 6.12 pulls the delayed B (which CPU 1
+// then dequeues for good: B ends up on CPU 1); 6.18 and 7.0 see one task on CPU 0 and leave
+// B there.
 TEST(NewidleBalance, SixTwelveCountsAndMovesADelayedTask) {
   for (auto v : {kernel::KernelVersion::V6_12, kernel::KernelVersion::V6_18,
                  kernel::KernelVersion::V7_0}) {
