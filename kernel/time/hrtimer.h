@@ -47,7 +47,7 @@ void __hrtimer_run_queues(rq* rq, sim::Time now);
 void hrtimer_interrupt_tail(rq* rq, sim::Time now);
 
 // hrtimer_reprogram(): t, just started on rq's CPU by that CPU, writes the clock event device
-// if it is now the CPU's next timer.
+// if it has become the CPU's next timer.
 void hrtimer_reprogram_if_next(rq* rq, const sim::Timer* t);
 
 // hrtimer_try_to_cancel() of t, queued on rq's CPU by that CPU: removing the CPU's next timer
