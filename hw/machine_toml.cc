@@ -96,6 +96,14 @@ const std::vector<CostSetting> kCosts = {
      "a cpuidle driver whose menu governor decides when an idle CPU stops its tick (bare "
      "metal); false: none, as in a KVM guest idling with HLT (`default_idle_call()`)",
      get_cost<&Costs::cpuidle_menu>, set_cost_field<&Costs::cpuidle_menu>},
+    SCHEDLAB_NS_COST(idle_deep_exit_ns,
+                     "exit latency of a deeper idle state of the cpuidle driver (acpi_idle's "
+                     "I/O-port C2, intel_idle's C6), which menu picks for idles predicted at "
+                     "least its target residency long and which does not poll; 0 = none (only "
+                     "with `cpuidle_menu`)"),
+    SCHEDLAB_NS_COST(idle_deep_residency_ns,
+                     "the deeper idle state's target residency; 0 = twice its exit latency "
+                     "(acpi_idle's rule)"),
 };
 #undef SCHEDLAB_NS_COST
 

@@ -109,10 +109,23 @@ void cpu_enter_kernel(rq* rq, sim::Time now) {
   if (ex.kwork_until < now) ex.kwork_until = now;
 }
 
+sim::Time idle_exit_latency(const rq* rq) {
+  const hw::Costs& c = rq->k->machine_.costs;
+  if (c.has_deep_idle() && rq->k->cpuidle[static_cast<size_t>(rq->cpu)].state == kIdleDeep)
+    return c.idle_deep_exit_ns;
+  return c.idle_exit_ns;
+}
+
+bool cpu_in_deep_idle(const rq* rq, sim::Time now) {
+  if (!rq->k->machine_.costs.has_deep_idle() || !rq->curr->is_idle) return false;
+  const cpuidle_cpu& c = rq->k->cpuidle[static_cast<size_t>(rq->cpu)];
+  return c.state == kIdleDeep && c.time_start >= 0 && c.time_start <= now;
+}
+
 bool cpu_idle_exit_defer(rq* rq, sim::Timer* t, sim::Time now) {
   cpu_exec& ex = rq->ex;
   if (!rq->curr->is_idle || ex.kwork_until > now) return false;  // awake
-  if (ex.idle_exit_until < now) ex.idle_exit_until = now + rq->k->machine_.costs.idle_exit_ns;
+  if (ex.idle_exit_until < now) ex.idle_exit_until = now + idle_exit_latency(rq);
   if (ex.idle_exit_until == now) return false;  // out of idle (or no exit latency)
   rq->k->engine()->arm(t, ex.idle_exit_until);
   return true;

@@ -28,10 +28,15 @@ bool cpu_in_preemptible_section(const rq* rq, sim::Time now);
 // waits for curr's next turn on a CPU, where cpu_switch() charges it.
 void cpu_preempt_section(rq* rq, sim::Time now);
 // Timer t's interrupt reaches rq's CPU at `now`. An idle CPU in its idle state (the idle task
-// current, no kernel work in progress) first leaves that state, which takes the profile's
-// idle_exit_ns (the C-state's exit latency); interrupts that come while it does wait for the
-// same end. Returns true when t was re-armed for that end: the handler returns and runs then.
+// current, no kernel work in progress) first leaves that state, which takes the state's exit
+// latency (idle_exit_ns, idle_deep_exit_ns for the deep one); interrupts that come while it
+// does wait for the same end. Returns true when t was re-armed for that end: the handler returns and runs then.
 bool cpu_idle_exit_defer(rq* rq, sim::Timer* t, sim::Time now);
+// The exit latency of the idle state rq's CPU chose in its idle loop's round.
+sim::Time idle_exit_latency(const rq* rq);
+// rq's CPU is in the deep idle state at `now` (entered, not yet left): a state that does not
+// poll TIF_NEED_RESCHED, whatever idle_polling says of the shallow one.
+bool cpu_in_deep_idle(const rq* rq, sim::Time now);
 // The kernel path is done: curr resumes its program step when the kernel work ends.
 void cpu_return_to_user(rq* rq);
 // Accounting for rq->curr changing from prev to next at now (busy/idle, wait, runtime).
@@ -56,6 +61,9 @@ void do_idle_exit(rq* rq);
 void tick_nohz_idle_stop_tick(rq* rq);
 void tick_nohz_idle_restart_tick(rq* rq);
 sim::Time tick_nohz_get_sleep_length(const rq* rq, sim::Time now);
+// Its *delta_next: the time to the CPU's next clock event, the tick while it runs or an
+// earlier hrtimer; -1 for none.
+sim::Time tick_nohz_next_clock_event(const rq* rq, sim::Time now);
 // The tick's expiry grid of rq's CPU (skew_tick): the first expiry after `now`.
 sim::Time tick_next_expiry(const rq* rq, sim::Time now);
 // Arms rq's tick to expire at `expires` (a point of its grid).

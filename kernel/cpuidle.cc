@@ -1,7 +1,6 @@
-// The menu governor's tick decision (drivers/cpuidle/governors/menu.c:
-// menu_select(), menu_update(), get_typical_interval()). Which idle state it
-// picks is not modelled: every idle state here exits in the profile's
-// idle_exit_ns (docs/model.md).
+// The menu governor (drivers/cpuidle/governors/menu.c: menu_select(), menu_update(),
+// get_typical_interval()): whether an idle CPU stops its tick and, on a machine with a deep
+// idle state, which of its two states it enters (docs/model.md).
 #include "kernel/cpuidle.h"
 
 #include <algorithm>
@@ -53,6 +52,18 @@ void menu_update(cpuidle_cpu* c, sim::Time tick_nsec, sim::Time exit_latency_ns)
     factor += kResolution;
   d.correction_factor[d.bucket] = static_cast<uint16_t>(factor);
   d.update_intervals(static_cast<uint32_t>(std::min<uint64_t>(measured_ns / 1000, UINT32_MAX)));
+}
+
+// The next timer scaled by its bucket's correction factor, rounded to a microsecond
+// (menu_select()'s timer_us, in ns).
+uint64_t scaled_timer_ns(const menu_device& d) {
+  constexpr uint64_t kScale = kResolution * kDecay * 1000;
+  const uint32_t factor = d.correction_factor[d.bucket];
+  if (d.next_timer_ns <= UINT64_MAX / (kResolution * kDecay) - kScale)  // no overflow
+    return (d.next_timer_ns * factor + kScale / 2) / kScale * 1000;
+  return static_cast<uint64_t>(std::min<unsigned __int128>(
+      (static_cast<unsigned __int128>(d.next_timer_ns) * factor + kScale / 2) / kScale * 1000,
+      kNoTimer));
 }
 
 }  // namespace
@@ -130,6 +141,61 @@ uint32_t menu_typical_interval(const menu_device& d, bool v612) {
   }
 }
 
+bool menu_select(cpuidle_cpu* c, const idle_states& s, sim::Time tick_nsec,
+                 sim::Time next_timer_ns, sim::Time delta_tick_ns, bool v612) {
+  menu_device& d = c->menu;
+  if (d.needs_update) {
+    menu_update(c, tick_nsec, s.exit_ns[c->state]);  // the state the last idle was in
+    d.needs_update = false;
+  }
+  const auto tick = static_cast<uint64_t>(tick_nsec);
+  const auto shallow = static_cast<uint64_t>(s.residency_ns[kIdleShallow]);
+  const auto deep = static_cast<uint64_t>(s.residency_ns[kIdleDeep]);
+  const uint32_t typical_us = menu_typical_interval(d, v612);
+  uint64_t predicted_ns = typical_us == UINT32_MAX ? kNoTimer : uint64_t{typical_us} * 1000;
+  uint64_t delta_tick;
+  if ((!v612 && c->tick_stopped) || predicted_ns > kResidencyThresholdNs) {
+    d.next_timer_ns = next_timer_ns < 0 ? kNoTimer : static_cast<uint64_t>(next_timer_ns);
+    d.bucket = static_cast<uint8_t>(which_bucket(d.next_timer_ns));
+    predicted_ns = std::min(scaled_timer_ns(d), predicted_ns);
+    delta_tick = delta_tick_ns < 0 ? kNoTimer : static_cast<uint64_t>(delta_tick_ns);
+  } else {
+    // No timer lookup: the closest timer is taken as far away and the tick half a tick off.
+    d.next_timer_ns = kNoTimer;
+    d.bucket = static_cast<uint8_t>(which_bucket(kNoTimer));
+    delta_tick = tick / 2;
+  }
+  c->state = kIdleShallow;
+  // A timer before the shallow state's residency: state 0 whatever the prediction (a polling
+  // state on Linux's drivers, the shallow one here), with the tick kept.
+  if (d.next_timer_ns < shallow) return false;
+  // With the tick stopped a short prediction could strand the CPU in a shallow state: the
+  // time to the next timer picks the state instead.
+  if (c->tick_stopped && predicted_ns < tick) predicted_ns = d.next_timer_ns;
+  // The deepest state whose target residency the prediction covers (no PM QoS limit on
+  // exit latency here). A deep state beyond a prediction of a tick or more: with the tick
+  // running, keep it and stay shallow (the loop asks again at the next tick); with it
+  // stopped, go deep if the shallow state is below a tick and the deep one fits before the
+  // next clock event.
+  if (deep <= predicted_ns) {
+    c->state = kIdleDeep;
+  } else if (predicted_ns >= tick) {
+    if (!c->tick_stopped) {
+      predicted_ns = shallow;
+    } else {
+      if (shallow < tick && deep <= delta_tick) c->state = kIdleDeep;
+      return true;
+    }
+  }
+  // "Don't stop the tick if ... the expected idle duration is shorter than the tick period
+  // length"; a deep state that would then outlast the next clock event is given up.
+  if (predicted_ns < tick && !c->tick_stopped) {
+    if (c->state == kIdleDeep && deep > delta_tick) c->state = kIdleShallow;
+    return false;
+  }
+  return true;
+}
+
 void menu_reflect(cpuidle_cpu* c) {
   c->menu.needs_update = true;
   c->menu.tick_wakeup = c->got_idle_tick;  // tick_nohz_idle_got_tick(), which clears it
@@ -170,15 +236,7 @@ bool menu_select_stop_tick(cpuidle_cpu* c, sim::Time tick_nsec, sim::Time next_t
   // The next timer, scaled by how long idle has lasted against it lately.
   d.next_timer_ns = next_timer_ns < 0 ? kNoTimer : static_cast<uint64_t>(next_timer_ns);
   d.bucket = static_cast<uint8_t>(which_bucket(d.next_timer_ns));
-  constexpr uint64_t kScale = kResolution * kDecay * 1000;
-  const uint32_t factor = d.correction_factor[d.bucket];
-  uint64_t timer_ns;
-  if (d.next_timer_ns <= UINT64_MAX / (kResolution * kDecay) - kScale)  // no overflow
-    timer_ns = (d.next_timer_ns * factor + kScale / 2) / kScale * 1000;
-  else
-    timer_ns = static_cast<uint64_t>(std::min<unsigned __int128>(
-        (static_cast<unsigned __int128>(d.next_timer_ns) * factor + kScale / 2) / kScale * 1000,
-        kNoTimer));
+  const uint64_t timer_ns = scaled_timer_ns(d);
   // "Don't stop the tick if the selected state is a polling one or if the expected idle
   // duration is shorter than the tick period length" (a polling state is picked only for
   // idles far below a tick); once the tick is stopped, menu leaves it stopped.

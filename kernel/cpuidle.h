@@ -1,6 +1,6 @@
-// cpuidle as far as the scheduler tick sees it: per CPU, the idle loop's tick
-// flags and the menu governor's history (drivers/cpuidle/governors/menu.c),
-// which decide whether an idle CPU keeps its tick.
+// cpuidle as far as the scheduler sees it: per CPU, the idle loop's tick flags, the idle
+// state it entered, and the menu governor's history (drivers/cpuidle/governors/menu.c),
+// which decide whether an idle CPU keeps its tick and, with a deep state, which state.
 #pragma once
 #include <cstdint>
 
@@ -37,12 +37,25 @@ struct alignas(128) cpuidle_cpu {
   bool tick_stopped = false;   // ts->tick_stopped: NO_HZ idle stopped this CPU's tick
   bool got_idle_tick = false;  // ts->got_idle_tick: the tick ran while the CPU was idle
   bool got_tick = false;       // do_idle()'s got_tick: the last loop round ended by the tick
+  // dev->last_state_idx: the state of this round (or the last one), kIdleShallow or
+  // kIdleDeep (only on a machine with a deep state).
+  uint8_t state = 0;
   // cpuidle_enter_state()'s time_start: when the CPU entered its idle state, -1
   // when it is not in one (busy, or in the kernel on the idle task: an
   // interrupt, the loop's own work).
   sim::Time time_start = -1;
   uint64_t last_residency_ns = 0;  // dev->last_residency_ns of the last idle state
   menu_device menu;
+};
+
+constexpr uint8_t kIdleShallow = 0;
+constexpr uint8_t kIdleDeep = 1;
+
+// A driver's two idle states as menu reads them (struct cpuidle_state: exit_latency_ns,
+// target_residency_ns): the shallow one and the deep one.
+struct idle_states {
+  sim::Time exit_ns[2];
+  sim::Time residency_ns[2];
 };
 
 // menu_select()'s answer to whether the tick may stop (*stop_tick). `tick_nsec`
@@ -52,6 +65,12 @@ struct alignas(128) cpuidle_cpu {
 // history first if the last idle state ended since.
 bool menu_select_stop_tick(cpuidle_cpu* c, sim::Time tick_nsec, sim::Time next_timer_ns,
                            sim::Time exit_latency_ns, bool v612);
+// menu_select() on a driver with a deep state: the state to enter (c->state) and, returned,
+// whether the tick may stop. `delta_tick_ns` is tick_nohz_get_sleep_length()'s *delta_next,
+// the time to the CPU's next clock event (its tick or a timer), negative for none. With the
+// same history it answers the tick question as menu_select_stop_tick().
+bool menu_select(cpuidle_cpu* c, const idle_states& s, sim::Time tick_nsec,
+                 sim::Time next_timer_ns, sim::Time delta_tick_ns, bool v612);
 // menu_reflect(): the idle state just ended, having lasted last_residency_ns.
 void menu_reflect(cpuidle_cpu* c);
 // get_typical_interval(): the recent intervals' average if they agree,

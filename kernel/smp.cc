@@ -9,7 +9,7 @@
 namespace kernel {
 
 // smp_send_reschedule() / smp_call_function_single_async() / the NOHZ kick. An idle
-// target whose idle loop polls (MWAIT) is sent no interrupt for a reschedule, a queued
+// target whose idle loop polls (MWAIT; not in a deep state) is sent no interrupt for a reschedule, a queued
 // wakeup, a NOHZ kick or cpu.max's unthrottle: set_nr_if_polling() (resched_curr(),
 // call_function_single_prep_ipi()) sets its TIF_NEED_RESCHED, which it notices by a
 // cache-line transfer, and it handles the queued work in task context (ipi_timer_fn()).
@@ -19,7 +19,8 @@ void smp_send_ipi(KernelImpl* k, int cpu, unsigned bits) {
   const int from = k->current_cpu() >= 0 ? k->current_cpu() : cpu;
   const bool idle = target->curr->is_idle;
   constexpr unsigned kPolled = IPI_RESCHEDULE | IPI_CALL_FUNC | IPI_NOHZ_KICK | IPI_CFSB_CSD;
-  const bool polled = idle && c.idle_polling && !(bits & ~kPolled);
+  const bool polled =
+      idle && c.idle_polling && !(bits & ~kPolled) && !cpu_in_deep_idle(target, k->now());
   sim::Time when = k->now();
   if (polled) {
     when += k->line_transfer_ns(from, cpu);

@@ -241,18 +241,35 @@ int sched_balance_find_dst_group(KernelImpl* k, const sched_domain& sd, const ta
 // sched_balance_find_dst_group_cpu(): in the chosen group, a CPU running only SCHED_IDLE
 // tasks at once; else the idle CPU in the shallowest idle state, the most recently idled
 // among equals; with none idle, the least loaded CPU.
-// Every idle CPU here is in the same state (the machine's one idle exit cost), so that is
-// the first idle CPU, or a later one that went idle later (rq->idle_stamp).
+// On a machine with one idle state every idle CPU is in the same one, so that is the first
+// idle CPU, or a later one that went idle later (rq->idle_stamp). With a deep state, a CPU in
+// a state (idle_get_state()) counts by that state's exit latency, one between states
+// (none set) as the shallowest.
 int sched_balance_find_dst_group_cpu(KernelImpl* k, std::span<const int> group, const task_struct* p, int this_cpu) {
   if (group.size() == 1) return group.front();
   unsigned long min_load = ULONG_MAX;
   u64 latest_idle_timestamp = 0;
   int least_loaded_cpu = this_cpu, shallowest_idle_cpu = kNoCpu;
+  const bool states = k->machine_.costs.has_deep_idle();
+  sim::Time min_exit_latency = INT64_MAX;
   for (int i : group) {
     if (!task_allowed_on(p, i)) continue;
     const rq* rq = k->rq_of(i);
     if (sched_idle_rq(rq)) return i;  // SCHED_IDLE tasks only: the new task preempts them
-    if (available_idle_cpu(k, i)) {
+    if (states && available_idle_cpu(k, i)) {
+      const cpuidle_cpu& c = k->cpuidle[static_cast<size_t>(i)];
+      const bool in_state = c.time_start >= 0 && c.time_start <= k->now();
+      const sim::Time exit = in_state ? idle_exit_latency(rq) : -1;
+      if (in_state && exit < min_exit_latency) {
+        min_exit_latency = exit;
+        latest_idle_timestamp = rq->idle_stamp;
+        shallowest_idle_cpu = i;
+      } else if ((!in_state || exit == min_exit_latency) &&
+                 rq->idle_stamp > latest_idle_timestamp) {
+        latest_idle_timestamp = rq->idle_stamp;
+        shallowest_idle_cpu = i;
+      }
+    } else if (available_idle_cpu(k, i)) {
       if (shallowest_idle_cpu == kNoCpu || rq->idle_stamp > latest_idle_timestamp) {
         latest_idle_timestamp = rq->idle_stamp;
         shallowest_idle_cpu = i;

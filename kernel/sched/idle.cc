@@ -1,8 +1,9 @@
 // The idle loop (kernel/sched/idle.c: do_idle(), cpuidle_idle_call()) as far as it decides
-// the tick. Each round of the loop asks whether to stop the tick: the menu governor on a
-// machine with a cpuidle driver (cpuidle_menu), else the got_tick rule of default_idle_call();
-// the round then enters the idle state, which an interrupt or a wakeup ends. Leaving idle
-// restarts a stopped tick (tick_nohz_idle_exit()).
+// the tick and the idle state. Each round of the loop asks whether to stop the tick: the menu
+// governor on a machine with a cpuidle driver (cpuidle_menu), which also picks the state where
+// the machine has a deep one, else the got_tick rule of default_idle_call(); the round then
+// enters the idle state, which an interrupt or a wakeup ends. Leaving idle restarts a stopped
+// tick (tick_nohz_idle_exit()).
 #include <algorithm>
 
 #include "kernel/cpu_exec.h"
@@ -21,12 +22,21 @@ void cpuidle_idle_call(rq* rq) {
   KernelImpl* k = rq->k;
   cpuidle_cpu& c = cpuidle_of(rq);
   const sim::Time now = k->now();
-  if (k->cfg_.nohz_idle) {
+  const hw::Costs& costs = k->machine_.costs;
+  if (costs.has_deep_idle()) {
+    // menu_select() picks the state in every round, and the tick only matters with NO_HZ.
+    const idle_states states{{costs.idle_exit_ns, costs.idle_deep_exit_ns},
+                             {costs.idle_shallow_residency_ns(), costs.idle_deep_residency()}};
+    const bool stop_tick = menu_select(&c, states, k->cfg_.tick_nsec(),
+                                       tick_nohz_get_sleep_length(rq, now),
+                                       tick_nohz_next_clock_event(rq, now), v612(k));
+    if (k->cfg_.nohz_idle && (stop_tick || c.tick_stopped)) tick_nohz_idle_stop_tick(rq);
+  } else if (k->cfg_.nohz_idle) {
     bool stop_tick;
-    if (k->machine_.costs.cpuidle_menu) {
+    if (costs.cpuidle_menu) {
       stop_tick =
           menu_select_stop_tick(&c, k->cfg_.tick_nsec(), tick_nohz_get_sleep_length(rq, now),
-                                k->machine_.costs.idle_exit_ns, v612(k));
+                                costs.idle_exit_ns, v612(k));
     } else {
       // cpuidle_not_available(): default_idle_call(). f4c31b07b136 ("sched: idle: Consolidate
       // the handling of two special cases") stops the tick only in a round after one the

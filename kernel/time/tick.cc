@@ -43,6 +43,15 @@ sim::Time tick_nohz_get_sleep_length(const rq* rq, sim::Time now) {
   return heap.empty() ? -1 : std::max<sim::Time>(heap.front().expires - now, 0);
 }
 
+// *delta_next: dev->next_event - now, the device's next event (the tick while it runs, or
+// an earlier hrtimer).
+sim::Time tick_nohz_next_clock_event(const rq* rq, sim::Time now) {
+  const sim::Time timer = tick_nohz_get_sleep_length(rq, now);
+  if (!rq->ex.tick_timer.armed) return timer;
+  const sim::Time tick = std::max<sim::Time>(rq->ex.tick_expires - now, 0);
+  return timer < 0 ? tick : std::min(tick, timer);
+}
+
 namespace {
 
 // The tick stopped (tick_nohz_stop_tick()) or restarted (tick_nohz_restart()): the CPU
