@@ -157,6 +157,83 @@ TEST(Menu, WithTheTickStoppedSixEighteenLooksUpTheNextTimerWhateverTheHistory) {
   }
 }
 
+// A driver's shallow and deep states as acpi_idle's C1 and an I/O-port C2 (residency twice
+// the exit latency).
+constexpr kernel::idle_states kC1C2{{1 * kUs, 100 * kUs}, {2 * kUs, 200 * kUs}};
+
+// menu_select() after eight idles of `residency` each (no timer): the state of the ninth.
+uint8_t state_after(sim::Time residency, sim::Time next_timer, sim::Time delta_tick) {
+  kernel::cpuidle_cpu c;
+  for (int i = 0; i < 8; ++i) {
+    kernel::menu_select(&c, kC1C2, 4 * kMs, next_timer, delta_tick, false);
+    c.last_residency_ns = static_cast<uint64_t>(residency);
+    kernel::menu_reflect(&c);
+  }
+  kernel::menu_select(&c, kC1C2, 4 * kMs, next_timer, delta_tick, false);
+  return c.state;
+}
+
+// menu_select()'s state: the deep one for idles predicted at least its target residency
+// long, the shallow one for shorter idles or a timer due before the deep residency; and,
+// with the tick kept, the shallow one when the next clock event (the tick) comes before the
+// deep state's residency.
+TEST(Menu, PicksTheDeepStateForIdlesPredictedAtLeastItsResidency) {
+  EXPECT_EQ(state_after(1 * kMs, -1, 3 * kMs), kernel::kIdleDeep);
+  EXPECT_EQ(state_after(50 * kUs, -1, 3 * kMs), kernel::kIdleShallow);
+  EXPECT_EQ(state_after(1 * kMs, 150 * kUs, 150 * kUs), kernel::kIdleShallow);  // a timer first
+  EXPECT_EQ(state_after(1 * kMs, -1, 100 * kUs), kernel::kIdleShallow);  // the tick first
+  EXPECT_EQ(state_after(20 * kMs, -1, 100 * kUs), kernel::kIdleDeep);    // the tick stops
+}
+
+// A deep state whose residency lies beyond a prediction of a tick or more: with the tick
+// running menu keeps it and stays shallow (the next round asks again); with it stopped it
+// goes deep when the deep state fits before the next clock event.
+TEST(Menu, ADeepStateBeyondAPredictionOfATickKeepsTheTickInTheShallowState) {
+  const kernel::idle_states far{{1 * kUs, 5 * kMs}, {2 * kUs, 10 * kMs}};
+  kernel::cpuidle_cpu c;
+  for (int i = 0; i < 8; ++i) c.menu.update_intervals(6000);  // idles of 6 ms
+  EXPECT_FALSE(kernel::menu_select(&c, far, 4 * kMs, -1, 4 * kMs, false));
+  EXPECT_EQ(c.state, kernel::kIdleShallow);
+  c.tick_stopped = true;
+  EXPECT_TRUE(kernel::menu_select(&c, far, 4 * kMs, -1, 20 * kMs, false));
+  EXPECT_EQ(c.state, kernel::kIdleDeep);
+  EXPECT_TRUE(kernel::menu_select(&c, far, 4 * kMs, 8 * kMs, 8 * kMs, false));
+  EXPECT_EQ(c.state, kernel::kIdleShallow);
+}
+
+// Whatever state it picks, menu_select() with a deep state of less than a tick answers the
+// tick question as the tick-only menu_select_stop_tick() does, from the same history, and
+// leaves the same prediction state behind (next timer, bucket).
+TEST(Menu, ADeepStateLeavesTheTickDecisionAsItWas) {
+  sim::Rng rng(11, 0);
+  // Both states exit in 1 us, so menu_update() corrects each idle alike whichever was taken.
+  const kernel::idle_states st{{1 * kUs, 1 * kUs}, {2 * kUs, 3 * kMs}};
+  auto timer = [&rng]() -> sim::Time {
+    return rng.next_u64() % 3 == 0 ? -1 : static_cast<sim::Time>(rng.next_u64() % (8 * kMs));
+  };
+  for (int run = 0; run < 20000; ++run) {
+    kernel::cpuidle_cpu a, b;
+    const bool v612 = rng.next_u64() % 2 == 0;
+    const int n = static_cast<int>(rng.next_u64() % 12);
+    for (int i = 0; i < n; ++i) {
+      const sim::Time next = timer();
+      kernel::menu_select_stop_tick(&a, 4 * kMs, next, 1 * kUs, v612);
+      kernel::menu_select(&b, st, 4 * kMs, next, next, v612);
+      a.last_residency_ns = b.last_residency_ns = rng.next_u64() % (10 * kMs);
+      a.got_idle_tick = b.got_idle_tick = rng.next_u64() % 4 == 0;
+      kernel::menu_reflect(&a);
+      kernel::menu_reflect(&b);
+      a.tick_stopped = b.tick_stopped = rng.next_u64() % 3 == 0;
+    }
+    const sim::Time next = timer();
+    const bool stop_a = kernel::menu_select_stop_tick(&a, 4 * kMs, next, 1 * kUs, v612);
+    const bool stop_b = kernel::menu_select(&b, st, 4 * kMs, next, next, v612);
+    ASSERT_EQ(stop_a || a.tick_stopped, stop_b || b.tick_stopped) << run;
+    ASSERT_EQ(a.menu.next_timer_ns, b.menu.next_timer_ns) << run;
+    ASSERT_EQ(a.menu.bucket, b.menu.bucket) << run;
+  }
+}
+
 // Tick interrupts on CPU 0 from 20 ms to 120 ms of a task that computes 20 us
 // and then waits `idle` for a read (its wakeup a device interrupt, so no timer
 // of its own bounds the idle).
@@ -214,6 +291,54 @@ TEST(IdleLoop, WithoutADriverTheTickStopsOnlyAfterItWokeTheIdleCpu) {
   // Idles of 1 ms keep it as the governor does: each begins with the tick
   // running.
   EXPECT_GE(ticks_while_idling(with_menu(false), got_tick(true), 1 * kMs), 20);
+}
+
+// A CPU with a polling shallow state (MWAIT C1) and a deep one that does not poll: its first
+// idle, with no history and no timer, is predicted long and taken deep, so a futex wakeup
+// 1 ms later sends the IPI the shallow state would not need and waits for the deep state's
+// exit; without the deep state the same wakeup is noticed by polling.
+TEST(IdleLoop, ADeepStateNeedsAnIpiAndItsExitWhereThePollingShallowOneNeedsNeither) {
+  struct Out {
+    int target_irqs = 0;
+    sim::Time wake_to_run = 0;
+  };
+  auto run = [](sim::Time deep_exit) {
+    hw::Machine m = flat_machine(2);
+    m.costs.cpuidle_menu = true;
+    m.costs.idle_polling = true;
+    m.costs.idle_exit_ns = 1 * kUs;
+    m.costs.idle_deep_exit_ns = deep_exit;
+    Sim s(exact_timers(m), kernel::default_config(kernel::KernelVersion::V7_0));
+    struct Irqs : kernel::TraceSink {
+      int n = 0;
+      void record(const kernel::TraceRecord& r) override {
+        n += r.type == kernel::TraceEvent::irq_handler_entry && r.cpu == 1 && r.ts >= kMs;
+      }
+    } irqs;
+    s.k->set_trace_sink(&irqs);
+    kernel::UserWord w;
+    sim::Time before = 0, woke = 0;
+    kernel::TaskAttr on1;
+    on1.cpus = {1};
+    s.spawn(on1, [&](user::Thread& t) -> user::Program {
+      co_await t.futex_wait(&w, 0);
+      woke = t.now();
+    });
+    kernel::TaskAttr on0;
+    on0.cpus = {0};
+    s.spawn(on0, [&](user::Thread& t) -> user::Program {
+      co_await t.nanosleep(kMs);
+      before = t.now();
+      co_await t.futex_wake(&w, 1);
+    });
+    s.run(3 * kMs);
+    return Out{irqs.n, woke - before};
+  };
+  const Out deep = run(100 * kUs), shallow = run(0);
+  EXPECT_EQ(shallow.target_irqs, 0);
+  EXPECT_GT(deep.target_irqs, 0);
+  EXPECT_GE(deep.wake_to_run, 100 * kUs);
+  EXPECT_LT(shallow.wake_to_run, 10 * kUs);
 }
 
 }  // namespace

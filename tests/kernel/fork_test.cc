@@ -76,6 +76,33 @@ TEST(Fork, TakesTheMostRecentlyIdledCpuOfTheIdlestGroup) {
   testing_support::check_invariants(*s.k, 3 * sim::kNsecPerMsec + sim::kNsecPerUsec);
 }
 
+// With a deep idle state, the fork prefers a CPU in the shallower state over one that went
+// idle later but sits in the deep one (idle_get_state()'s exit latency decides first). As
+// above, but CPU 6 is in the deep state when the fork comes.
+TEST(Fork, PrefersTheShallowestIdleStateOverTheMostRecentlyIdledCpu) {
+  hw::Machine m = two_llcs();
+  m.costs.cpuidle_menu = true;
+  m.costs.idle_deep_exit_ns = 100 * sim::kNsecPerUsec;
+  Sim s(m);
+  for (int c = 0; c < 4; ++c) {
+    kernel::TaskAttr a;
+    a.cpus = {c};
+    s.spawn(a, hog);
+  }
+  kernel::TaskAttr on5, on6;
+  on5.cpus = {5};
+  on6.cpus = {6};
+  s.spawn(on5, [](user::Thread& t) { return runs_for(t, sim::kNsecPerMsec); });
+  s.spawn(on6, [](user::Thread& t) { return runs_for(t, 2 * sim::kNsecPerMsec); });
+  const int p = s.spawn({}, hog, 3 * sim::kNsecPerMsec);
+  s.run(3 * sim::kNsecPerMsec - sim::kNsecPerUsec);
+  for (int c = 4; c < 8; ++c)
+    s.k->cpuidle[static_cast<size_t>(c)].state = c == 5 ? kernel::kIdleShallow : kernel::kIdleDeep;
+  s.run(3 * sim::kNsecPerMsec + sim::kNsecPerUsec);
+  EXPECT_EQ(s.task(p).cpu, 5);
+  testing_support::check_invariants(*s.k, 3 * sim::kNsecPerMsec + sim::kNsecPerUsec);
+}
+
 // With both LLCs overloaded, a fork leaves its parent's LLC only if that LLC's average load
 // exceeds the other's by more than imbalance_pct (117%) and by a sixth of a nice-0 task per
 // CPU: 7 hogs against 6 (avg_load 1792 against 1536) keep it local, 8 against 6 (2048 against
