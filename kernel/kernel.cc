@@ -96,6 +96,14 @@ KernelImpl::KernelImpl(sim::Engine* engine, const hw::Machine& machine, const Ke
   lb_view.assign(static_cast<size_t>(n), lb_cpu{});
   hrtimer_bases.resize(static_cast<size_t>(n));
   cpuidle.resize(static_cast<size_t>(n));
+  // A machine idle at the start of a run has had its CPUs in the idle loop for long: with a
+  // deep state, each sits in it (menu predicts a long idle from no history and no timer).
+  if (machine_.costs.has_deep_idle()) {
+    for (cpuidle_cpu& c : cpuidle) {
+      c.state = kIdleDeep;
+      c.time_start = 0;
+    }
+  }
   nohz_idle_mask.assign(static_cast<size_t>(n), false);
   balance_scratch.reserve(256);
   build_sched_domains(this);

@@ -244,7 +244,8 @@ int sched_balance_find_dst_group(KernelImpl* k, const sched_domain& sd, const ta
 // On a machine with one idle state every idle CPU is in the same one, so that is the first
 // idle CPU, or a later one that went idle later (rq->idle_stamp). With a deep state, a CPU in
 // a state (idle_get_state()) counts by that state's exit latency, one between states
-// (none set) as the shallowest.
+// (none set) as the shallowest; the first idle CPU stands in for Linux's idle_stamp, never 0
+// there, against one idle since the start of the run.
 int sched_balance_find_dst_group_cpu(KernelImpl* k, std::span<const int> group, const task_struct* p, int this_cpu) {
   if (group.size() == 1) return group.front();
   unsigned long min_load = ULONG_MAX;
@@ -265,7 +266,7 @@ int sched_balance_find_dst_group_cpu(KernelImpl* k, std::span<const int> group, 
         latest_idle_timestamp = rq->idle_stamp;
         shallowest_idle_cpu = i;
       } else if ((!in_state || exit == min_exit_latency) &&
-                 rq->idle_stamp > latest_idle_timestamp) {
+                 (shallowest_idle_cpu == kNoCpu || rq->idle_stamp > latest_idle_timestamp)) {
         latest_idle_timestamp = rq->idle_stamp;
         shallowest_idle_cpu = i;
       }

@@ -341,4 +341,27 @@ TEST(IdleLoop, ADeepStateNeedsAnIpiAndItsExitWhereThePollingShallowOneNeedsNeith
   EXPECT_LT(shallow.wake_to_run, 10 * kUs);
 }
 
+// A machine idle at the start of a run has its CPUs in the deep state: a task forked onto
+// one at 1 ms starts once that CPU has left it (the IPI's latency, then the deep exit).
+TEST(IdleLoop, ACpuIdleSinceTheStartIsInTheDeepState) {
+  auto start_delay = [](sim::Time deep_exit) {
+    hw::Machine m = flat_machine(2);
+    m.costs.cpuidle_menu = true;
+    m.costs.idle_polling = true;
+    m.costs.idle_deep_exit_ns = deep_exit;
+    Sim s(exact_timers(m), kernel::default_config(kernel::KernelVersion::V7_0));
+    sim::Time began = 0;
+    kernel::TaskAttr on1;
+    on1.cpus = {1};
+    s.spawn(on1, [&](user::Thread& t) -> user::Program {
+      began = t.now();
+      co_await t.compute(kUs);
+    }, kMs);
+    s.run(2 * kMs);
+    return began - kMs;
+  };
+  EXPECT_GE(start_delay(100 * kUs), 100 * kUs);
+  EXPECT_LT(start_delay(0), 10 * kUs);
+}
+
 }  // namespace
