@@ -449,6 +449,11 @@ std::string load_experiment_machine(const Experiment& e, hw::Machine* m) {
   if (static_cast<double>(c.background_wakeups_per_s) * static_cast<double>(c.background_run_ns) > 0.5e9)
     return "machine.background_wakeups_per_s x background_run_ns: more than half of each CPU (" +
            std::to_string(c.background_wakeups_per_s) + "/s x " + std::to_string(c.background_run_ns) + " ns)";
+  // A deep idle state is a cpuidle driver's, which the menu governor picks: without one
+  // (cpuidle_menu = false) it would be silently ignored.
+  if (c.idle_deep_exit_ns > 0 && !c.cpuidle_menu)
+    return "machine.idle_deep_exit_ns: a deep idle state needs a cpuidle driver (cpuidle_menu = "
+           "true; got false)";
   return "";
 }
 

@@ -186,6 +186,14 @@ TEST(Hogs, HogsAsPlacesTheHogProcessInItsSessionOrCgroup) {
             "hogs_as: expected threads, session or cgroup (got 'container')");
 }
 
+TEST(IdleStates, ADeepStateWithoutACpuidleDriverIsAnError) {
+  EXPECT_EQ(run_error("hog", {"machine=vm50", "machine.idle_deep_exit_ns=30000"}),
+            "machine.idle_deep_exit_ns: a deep idle state needs a cpuidle driver (cpuidle_menu = "
+            "true; got false)");
+  EXPECT_EQ(run_error("hog", {"machine=small4", "duration=10ms", "machine.idle_deep_exit_ns=30000"}),
+            "");
+}
+
 TEST(Background, WakeupsWithoutABurstOrOverHalfTheCpuAreErrors) {
   EXPECT_NE(run_error("hog", {"machine=small4", "machine.background_wakeups_per_s=10"})
                 .find("background_run_ns: must be > 0"),
