@@ -27,7 +27,9 @@ int which_bucket(uint64_t duration_ns) {
 // menu_update(): how long the last idle state really was against the prediction
 // from the next timer, folded into that bucket's correction factor and the
 // interval history.
-void menu_update(cpuidle_cpu* c, sim::Time tick_nsec, sim::Time exit_latency_ns) {
+// Inlined in each menu_select version (an idle entry's path).
+__attribute__((always_inline)) inline void menu_update(cpuidle_cpu* c, sim::Time tick_nsec,
+                                                       sim::Time exit_latency_ns) {
   menu_device& d = c->menu;
   uint64_t measured_ns;
   if (d.tick_wakeup && d.next_timer_ns > static_cast<uint64_t>(tick_nsec)) {
@@ -56,7 +58,7 @@ void menu_update(cpuidle_cpu* c, sim::Time tick_nsec, sim::Time exit_latency_ns)
 
 // The next timer scaled by its bucket's correction factor, rounded to a microsecond
 // (menu_select()'s timer_us, in ns).
-uint64_t scaled_timer_ns(const menu_device& d) {
+__attribute__((always_inline)) inline uint64_t scaled_timer_ns(const menu_device& d) {
   constexpr uint64_t kScale = kResolution * kDecay * 1000;
   const uint32_t factor = d.correction_factor[d.bucket];
   if (d.next_timer_ns <= UINT64_MAX / (kResolution * kDecay) - kScale)  // no overflow
