@@ -30,7 +30,8 @@ void cpu_preempt_section(rq* rq, sim::Time now);
 // Timer t's interrupt reaches rq's CPU at `now`. An idle CPU in its idle state (the idle task
 // current, no kernel work in progress) first leaves that state, which takes the state's exit
 // latency (idle_exit_ns, idle_deep_exit_ns for the deep one); interrupts that come while it
-// does wait for the same end. Returns true when t was re-armed for that end: the handler returns and runs then.
+// does wait for the same end. Returns true when t was re-armed for that end: the handler
+// returns and runs then.
 bool cpu_idle_exit_defer(rq* rq, sim::Timer* t, sim::Time now);
 // The exit latency of the idle state rq's CPU chose in its idle loop's round.
 sim::Time idle_exit_latency(const rq* rq);

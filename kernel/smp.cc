@@ -9,10 +9,11 @@
 namespace kernel {
 
 // smp_send_reschedule() / smp_call_function_single_async() / the NOHZ kick. An idle
-// target whose idle loop polls (MWAIT; not in a deep state) is sent no interrupt for a reschedule, a queued
-// wakeup, a NOHZ kick or cpu.max's unthrottle: set_nr_if_polling() (resched_curr(),
-// call_function_single_prep_ipi()) sets its TIF_NEED_RESCHED, which it notices by a
-// cache-line transfer, and it handles the queued work in task context (ipi_timer_fn()).
+// target whose idle loop polls (MWAIT; not in a deep state) is sent no interrupt for a
+// reschedule, a queued wakeup, a NOHZ kick or cpu.max's unthrottle: set_nr_if_polling()
+// (resched_curr(), call_function_single_prep_ipi()) sets its TIF_NEED_RESCHED, which it
+// notices by a cache-line transfer, and it handles the queued work in task context
+// (ipi_timer_fn()).
 void smp_send_ipi(KernelImpl* k, int cpu, unsigned bits) {
   rq* target = k->rq_of(cpu);
   const hw::Costs& c = k->machine_.costs;

@@ -190,8 +190,9 @@ TEST(IdleStates, ADeepStateWithoutACpuidleDriverIsAnError) {
   EXPECT_EQ(run_error("hog", {"machine=vm50", "machine.idle_deep_exit_ns=30000"}),
             "machine.idle_deep_exit_ns: a deep idle state needs a cpuidle driver (cpuidle_menu = "
             "true; got false)");
-  EXPECT_EQ(run_error("hog", {"machine=small4", "duration=10ms", "machine.idle_deep_exit_ns=30000"}),
-            "");
+  EXPECT_EQ(
+      run_error("hog", {"machine=small4", "duration=10ms", "machine.idle_deep_exit_ns=30000"}),
+      "");
 }
 
 TEST(Background, WakeupsWithoutABurstOrOverHalfTheCpuAreErrors) {
