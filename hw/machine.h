@@ -72,6 +72,11 @@ struct Costs {
     return idle_deep_residency_ns > 0 ? idle_deep_residency_ns : 2 * idle_deep_exit_ns;
   }
   bool has_deep_idle() const { return cpuidle_menu && idle_deep_exit_ns > 0; }
+  // The cpuidle-haltpoll driver and haltpoll governor of a KVM guest whose host hints
+  // KVM_HINTS_REALTIME: an idle vCPU polls TIF_NEED_RESCHED for a window that grows after
+  // short halts and shrinks after long ones, then halts (idle_exit_ns, idle_polling: the
+  // halt). Excludes cpuidle_menu.
+  bool cpuidle_haltpoll = false;
 
   // The cost of one cache-line transfer over a line_distance() (0 for the same CPU).
   sim::Time line_ns(int distance) const {

@@ -96,6 +96,11 @@ const std::vector<CostSetting> kCosts = {
      "a cpuidle driver whose menu governor decides when an idle CPU stops its tick (bare "
      "metal); false: none, as in a KVM guest idling with HLT (`default_idle_call()`)",
      get_cost<&Costs::cpuidle_menu>, set_cost_field<&Costs::cpuidle_menu>},
+    {"cpuidle_haltpoll", CostType::Bool, 0, 1,
+     "the cpuidle-haltpoll driver and governor (a KVM guest whose host hints "
+     "`KVM_HINTS_REALTIME`): an idle vCPU polls before it halts, for an adaptive window; "
+     "excludes `cpuidle_menu`",
+     get_cost<&Costs::cpuidle_haltpoll>, set_cost_field<&Costs::cpuidle_haltpoll>},
     SCHEDLAB_NS_COST(idle_deep_exit_ns,
                      "exit latency of a deeper idle state of the cpuidle driver (acpi_idle's "
                      "I/O-port C2, intel_idle's C6), which menu picks for idles predicted at "

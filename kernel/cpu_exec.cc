@@ -113,7 +113,14 @@ sim::Time idle_exit_latency(const rq* rq) {
   const hw::Costs& c = rq->k->machine_.costs;
   if (c.has_deep_idle() && rq->k->cpuidle[static_cast<size_t>(rq->cpu)].state == kIdleDeep)
     return c.idle_deep_exit_ns;
+  if (c.cpuidle_haltpoll && cpu_in_haltpoll_poll(rq)) return 0;  // polling: no state to leave
   return c.idle_exit_ns;
+}
+
+bool cpu_in_haltpoll_poll(const rq* rq) {
+  if (!rq->k->machine_.costs.cpuidle_haltpoll || !rq->curr->is_idle) return false;
+  const cpuidle_cpu& c = rq->k->cpuidle[static_cast<size_t>(rq->cpu)];
+  return c.state == kHaltpollPoll && c.time_start >= 0;
 }
 
 bool cpu_in_deep_idle(const rq* rq, sim::Time now) {

@@ -55,6 +55,11 @@ void smp_send_ipi(KernelImpl* k, int cpu, unsigned bits);
 void do_idle_enter(rq* rq);
 void do_idle_loop(rq* rq);
 void do_idle_exit(rq* rq);
+// haltpoll: the CPU's polling window ended (KernelImpl::haltpoll_timers).
+void haltpoll_timer_fn(sim::Timer* t, sim::Time now);
+// haltpoll: rq's CPU polls in its idle round (the poll state), so it needs no IPI and
+// takes interrupts without an exit.
+bool cpu_in_haltpoll_poll(const rq* rq);
 // NO_HZ_IDLE (kernel/time/tick.cc): tick_nohz_idle_stop_tick(), asked by a round of the idle
 // loop, and the restart as the CPU leaves idle (tick_nohz_idle_exit()), each with its write
 // of the clock event device. tick_nohz_get_sleep_length(): what an idle governor reads, the

@@ -1,6 +1,7 @@
 // The menu governor (drivers/cpuidle/governors/menu.c: menu_select(), menu_update(),
 // get_typical_interval()): whether an idle CPU stops its tick and, on a machine with a deep
-// idle state, which of its two states it enters (docs/model.md).
+// idle state, which of its two states it enters; and the haltpoll governor of a KVM guest
+// (drivers/cpuidle/governors/haltpoll.c) (docs/model.md).
 #include "kernel/cpuidle.h"
 
 #include <algorithm>
@@ -196,6 +197,29 @@ bool menu_select(cpuidle_cpu* c, const idle_states& s, sim::Time tick_nsec,
     return false;
   }
   return true;
+}
+
+bool haltpoll_select(cpuidle_cpu* c) {
+  if (c->poll_limit_ns == 0 || (c->state == kHaltpollPoll && c->poll_time_limit)) {
+    c->state = kHaltpollHalt;
+    return true;
+  }
+  c->state = kHaltpollPoll;  // after a halt, or a poll a wakeup ended: poll again
+  return false;
+}
+
+void haltpoll_reflect(cpuidle_cpu* c) {
+  if (c->state != kHaltpollHalt) return;
+  // adjust_poll_limit(): a halt the window would have covered (up to guest_halt_poll_ns)
+  // grows it; a longer one shrinks it.
+  const uint64_t block_ns = c->last_residency_ns;
+  if (block_ns > c->poll_limit_ns && block_ns <= kGuestHaltPollNs) {
+    uint64_t val = uint64_t{c->poll_limit_ns} * kGuestHaltPollGrow;
+    val = std::min<uint64_t>(std::max<uint64_t>(val, kGuestHaltPollGrowStart), kGuestHaltPollNs);
+    c->poll_limit_ns = static_cast<uint32_t>(val);
+  } else if (block_ns > kGuestHaltPollNs) {
+    c->poll_limit_ns /= kGuestHaltPollShrink;
+  }
 }
 
 void menu_reflect(cpuidle_cpu* c) {

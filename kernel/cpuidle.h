@@ -38,18 +38,30 @@ struct alignas(128) cpuidle_cpu {
   bool got_idle_tick = false;  // ts->got_idle_tick: the tick ran while the CPU was idle
   bool got_tick = false;       // do_idle()'s got_tick: the last loop round ended by the tick
   // dev->last_state_idx: the state of this round (or the last one), kIdleShallow or
-  // kIdleDeep (only on a machine with a deep state).
+  // kIdleDeep (only on a machine with a deep state); with haltpoll, kHaltpollPoll or
+  // kHaltpollHalt.
   uint8_t state = 0;
+  uint32_t poll_limit_ns = 0;  // haltpoll: dev->poll_limit_ns, the polling window
   // cpuidle_enter_state()'s time_start: when the CPU entered its idle state, -1
   // when it is not in one (busy, or in the kernel on the idle task: an
   // interrupt, the loop's own work).
   sim::Time time_start = -1;
   uint64_t last_residency_ns = 0;  // dev->last_residency_ns of the last idle state
   menu_device menu;
+  bool poll_time_limit = false;  // haltpoll: dev->poll_time_limit, the last poll timed out
 };
 
 constexpr uint8_t kIdleShallow = 0;
 constexpr uint8_t kIdleDeep = 1;
+// cpuidle-haltpoll's states: the poll state (CPUIDLE_FLAG_POLLING) and the halt.
+constexpr uint8_t kHaltpollPoll = 0;
+constexpr uint8_t kHaltpollHalt = 1;
+// The haltpoll governor's module parameters at their defaults (governors/haltpoll.c):
+// guest_halt_poll_ns, _grow, _grow_start, _shrink (guest_halt_poll_allow_shrink on).
+constexpr uint32_t kGuestHaltPollNs = 200000;
+constexpr uint32_t kGuestHaltPollGrow = 2;
+constexpr uint32_t kGuestHaltPollGrowStart = 50000;
+constexpr uint32_t kGuestHaltPollShrink = 2;
 
 // A driver's two idle states as menu reads them (struct cpuidle_state: exit_latency_ns,
 // target_residency_ns): the shallow one and the deep one.
@@ -72,6 +84,13 @@ bool menu_select_stop_tick(cpuidle_cpu* c, sim::Time tick_nsec, sim::Time next_t
 // state's residency lies beyond a prediction of a tick or more (then it keeps the tick).
 bool menu_select(cpuidle_cpu* c, const idle_states& s, sim::Time tick_nsec,
                  sim::Time next_timer_ns, sim::Time delta_tick_ns, bool v612);
+// haltpoll_select(): the state to enter (c->state) and, returned, whether the tick may stop:
+// halt while there is no polling window or right after a poll that timed out, else poll
+// (with the tick kept).
+bool haltpoll_select(cpuidle_cpu* c);
+// haltpoll_reflect(): the state just ended, having lasted last_residency_ns; a halt moves
+// the polling window (adjust_poll_limit()).
+void haltpoll_reflect(cpuidle_cpu* c);
 // menu_reflect(): the idle state just ended, having lasted last_residency_ns.
 void menu_reflect(cpuidle_cpu* c);
 // get_typical_interval(): the recent intervals' average if they agree,

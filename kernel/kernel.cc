@@ -104,6 +104,18 @@ KernelImpl::KernelImpl(sim::Engine* engine, const hw::Machine& machine, const Ke
       c.time_start = 0;
     }
   }
+  // With haltpoll, halted, its polling window at zero (the long halt before the run would
+  // have shrunk any); that halt is not measured, so it moves no window.
+  if (machine_.costs.cpuidle_haltpoll) {
+    haltpoll_timers.resize(static_cast<size_t>(n));
+    for (int cpu = 0; cpu < n; ++cpu) {
+      cpuidle[static_cast<size_t>(cpu)].state = kHaltpollHalt;
+      sim::Timer& t = haltpoll_timers[static_cast<size_t>(cpu)];
+      t.fn = haltpoll_timer_fn;
+      t.ctx = rq_of(cpu);
+      t.arg = static_cast<uint32_t>(cpu);
+    }
+  }
   nohz_idle_mask.assign(static_cast<size_t>(n), false);
   balance_scratch.reserve(256);
   build_sched_domains(this);

@@ -207,6 +207,7 @@ class KernelImpl final : public Kernel {
   std::vector<int> all_cpus;          // 0..nr_cpus-1 (cpu_online_mask)
   std::vector<hrtimer_sleeper_base> hrtimer_bases;  // per CPU: its queued sleep timers
   std::vector<cpuidle_cpu> cpuidle;  // per CPU: the idle loop's tick flags, menu's history
+  std::vector<sim::Timer> haltpoll_timers;  // per CPU with cpuidle_haltpoll: the poll window's end
   // Per CPU: the last CPU cpumask_any_and_distribute() chose there (RT placement).
   std::vector<int> distribute_cpu_mask_prev;
   struct mm_struct* mm_of(int tgid);

@@ -9,19 +9,20 @@
 namespace kernel {
 
 // smp_send_reschedule() / smp_call_function_single_async() / the NOHZ kick. An idle
-// target whose idle loop polls (MWAIT; not in a deep state) is sent no interrupt for a
-// reschedule, a queued wakeup, a NOHZ kick or cpu.max's unthrottle: set_nr_if_polling()
-// (resched_curr(), call_function_single_prep_ipi()) sets its TIF_NEED_RESCHED, which it
-// notices by a cache-line transfer, and it handles the queued work in task context
-// (ipi_timer_fn()).
+// target whose idle loop polls (MWAIT, not in a deep state; haltpoll's window) is sent no
+// interrupt for a reschedule, a queued wakeup, a NOHZ kick or cpu.max's unthrottle:
+// set_nr_if_polling() (resched_curr(), call_function_single_prep_ipi()) sets its
+// TIF_NEED_RESCHED, which it notices by a cache-line transfer, and it handles the queued
+// work in task context (ipi_timer_fn()).
 void smp_send_ipi(KernelImpl* k, int cpu, unsigned bits) {
   rq* target = k->rq_of(cpu);
   const hw::Costs& c = k->machine_.costs;
   const int from = k->current_cpu() >= 0 ? k->current_cpu() : cpu;
   const bool idle = target->curr->is_idle;
   constexpr unsigned kPolled = IPI_RESCHEDULE | IPI_CALL_FUNC | IPI_NOHZ_KICK | IPI_CFSB_CSD;
-  const bool polled =
-      idle && c.idle_polling && !(bits & ~kPolled) && !cpu_in_deep_idle(target, k->now());
+  const bool polled = idle && !(bits & ~kPolled) &&
+                      ((c.idle_polling && !cpu_in_deep_idle(target, k->now())) ||
+                       cpu_in_haltpoll_poll(target));
   sim::Time when = k->now();
   if (polled) {
     when += k->line_transfer_ns(from, cpu);

@@ -454,6 +454,8 @@ std::string load_experiment_machine(const Experiment& e, hw::Machine* m) {
   if (c.idle_deep_exit_ns > 0 && !c.cpuidle_menu)
     return "machine.idle_deep_exit_ns: a deep idle state needs a cpuidle driver (cpuidle_menu = "
            "true; got false)";
+  if (c.cpuidle_haltpoll && c.cpuidle_menu)
+    return "machine.cpuidle_haltpoll: one cpuidle driver at a time (cpuidle_menu is true too)";
   return "";
 }
 

@@ -1,9 +1,10 @@
 // The idle loop (kernel/sched/idle.c: do_idle(), cpuidle_idle_call()) as far as it decides
 // the tick and the idle state. Each round of the loop asks whether to stop the tick: the menu
 // governor on a machine with a cpuidle driver (cpuidle_menu), which also picks the state where
-// the machine has a deep one, else the got_tick rule of default_idle_call(); the round then
-// enters the idle state, which an interrupt or a wakeup ends. Leaving idle restarts a stopped
-// tick (tick_nohz_idle_exit()).
+// the machine has a deep one; the haltpoll governor in a guest with cpuidle-haltpoll, which
+// picks polling or the halt; else the got_tick rule of default_idle_call(). The round then
+// enters the idle state, which an interrupt, a wakeup or the end of haltpoll's polling window
+// ends. Leaving idle restarts a stopped tick (tick_nohz_idle_exit()).
 #include <algorithm>
 
 #include "kernel/cpu_exec.h"
@@ -31,6 +32,16 @@ void cpuidle_idle_call(rq* rq) {
                                        tick_nohz_get_sleep_length(rq, now),
                                        tick_nohz_next_clock_event(rq, now), v612(k));
     if (k->cfg_.nohz_idle && (stop_tick || c.tick_stopped)) tick_nohz_idle_stop_tick(rq);
+  } else if (costs.cpuidle_haltpoll) {
+    const bool stop_tick = haltpoll_select(&c);
+    if (k->cfg_.nohz_idle && (stop_tick || c.tick_stopped)) tick_nohz_idle_stop_tick(rq);
+    c.time_start = std::max(now, rq->ex.kwork_until);
+    if (c.state == kHaltpollPoll) {  // poll_idle(): until a wakeup or the window's end
+      c.poll_time_limit = false;
+      k->engine()->arm(&k->haltpoll_timers[static_cast<size_t>(rq->cpu)],
+                       c.time_start + c.poll_limit_ns);
+    }
+    return;
   } else if (k->cfg_.nohz_idle) {
     bool stop_tick;
     if (costs.cpuidle_menu) {
@@ -57,7 +68,10 @@ void cpuidle_state_end(rq* rq, sim::Time now) {
   if (c.time_start >= 0 && c.time_start <= now) {
     c.last_residency_ns = static_cast<uint64_t>(now - c.time_start);
     if (rq->k->machine_.costs.cpuidle_menu) menu_reflect(&c);
+    if (rq->k->machine_.costs.cpuidle_haltpoll) haltpoll_reflect(&c);
   }
+  if (rq->k->machine_.costs.cpuidle_haltpoll)
+    rq->k->engine()->cancel(&rq->k->haltpoll_timers[static_cast<size_t>(rq->cpu)]);
   c.time_start = -1;
   c.got_tick = c.got_idle_tick;
   c.got_idle_tick = false;
@@ -68,6 +82,18 @@ void cpuidle_state_end(rq* rq, sim::Time now) {
 void do_idle_enter(rq* rq) {
   cpuidle_cpu& c = cpuidle_of(rq);
   c.got_tick = false;  // do_idle(): bool got_tick = false
+  cpuidle_idle_call(rq);
+}
+
+// haltpoll's polling window ended with the CPU still polling: poll_idle() returns with
+// poll_time_limit set, and the loop goes round (the governor now halts).
+void haltpoll_timer_fn(sim::Timer* t, sim::Time now) {
+  rq* rq = static_cast<struct rq*>(t->ctx);
+  cpuidle_cpu& c = cpuidle_of(rq);
+  if (!rq->curr->is_idle || c.state != kHaltpollPoll || c.time_start < 0) return;
+  rq->k->set_current(rq->curr, rq->cpu);
+  c.poll_time_limit = true;
+  cpuidle_state_end(rq, now);
   cpuidle_idle_call(rq);
 }
 

@@ -364,4 +364,85 @@ TEST(IdleLoop, ACpuIdleSinceTheStartIsInTheDeepState) {
   EXPECT_LT(start_delay(0), 10 * kUs);
 }
 
+// The haltpoll governor (governors/haltpoll.c): no window, halt; a halt shorter than
+// guest_halt_poll_ns (200 us) grows the window (to at least 50 us, doubling, at most 200 us)
+// and the next idle polls, keeping the tick; a poll that times out is followed by a halt; a
+// halt past 200 us halves the window.
+TEST(Haltpoll, TheWindowGrowsAfterShortHaltsAndShrinksAfterLongOnes) {
+  kernel::cpuidle_cpu c;
+  auto idle = [&c](uint64_t residency, bool timed_out) {
+    const bool stop = kernel::haltpoll_select(&c);
+    c.poll_time_limit = timed_out;
+    c.last_residency_ns = residency;
+    kernel::haltpoll_reflect(&c);
+    return stop;
+  };
+  EXPECT_TRUE(idle(30 * kUs, false));  // no window yet: halt
+  EXPECT_EQ(c.state, kernel::kHaltpollHalt);
+  EXPECT_EQ(c.poll_limit_ns, 50000u);
+  EXPECT_FALSE(idle(20 * kUs, false));  // polls; a wakeup ends it
+  EXPECT_EQ(c.state, kernel::kHaltpollPoll);
+  EXPECT_FALSE(idle(50 * kUs, true));  // polls again, and times out
+  EXPECT_TRUE(idle(80 * kUs, false));  // so halts: 80 us grows the window
+  EXPECT_EQ(c.poll_limit_ns, 100000u);
+  idle(100 * kUs, true);
+  idle(150 * kUs, false);
+  EXPECT_EQ(c.poll_limit_ns, 200000u);
+  idle(200 * kUs, true);
+  idle(5 * kMs, false);  // a long halt
+  EXPECT_EQ(c.poll_limit_ns, 100000u);
+}
+
+// A guest with cpuidle-haltpoll: a thread woken every 20 us by a futex from a busy vCPU.
+// Its first short halt opens the window (50 us) and from then its vCPU polls through each
+// gap, so the wakeups send no IPI (no halted vCPU to kick) and run without the halt's exit;
+// without the driver every wakeup kicks a halted vCPU. Gaps of 80 us would not do: the poll
+// times out, the halt that follows (30 us) is shorter than the window, and it never grows.
+TEST(IdleLoop, HaltpollPollsAfterAShortHaltSoWakeupsNeedNoIpi) {
+  struct Out {
+    int target_irqs = 0;
+    sim::Time last_wake_to_run = 0;
+  };
+  auto run = [](bool haltpoll) {
+    hw::Machine m;
+    EXPECT_TRUE(hw::load_machine("vm50", &m).ok());
+    m.costs.cpuidle_haltpoll = haltpoll;
+    Sim s(exact_timers(m), kernel::default_config(kernel::KernelVersion::V7_0));
+    struct Irqs : kernel::TraceSink {
+      int n = 0;
+      void record(const kernel::TraceRecord& r) override {
+        n += r.type == kernel::TraceEvent::irq_handler_entry && r.cpu == 1 &&
+             r.irq != kernel::kIrqLocalTimer && r.ts >= kMs;
+      }
+    } irqs;
+    s.k->set_trace_sink(&irqs);
+    kernel::UserWord w;
+    sim::Time sent = 0, woke = 0;
+    kernel::TaskAttr on1;
+    on1.cpus = {1};
+    s.spawn(on1, [&](user::Thread& t) -> user::Program {
+      for (;;) {
+        co_await t.futex_wait(&w, 0);
+        woke = t.now();
+      }
+    });
+    kernel::TaskAttr on0;
+    on0.cpus = {0};
+    s.spawn(on0, [&](user::Thread& t) -> user::Program {
+      co_await t.nanosleep(kMs);
+      for (int i = 0; i < 20; ++i) {
+        co_await t.compute(20 * kUs);
+        sent = t.now();
+        co_await t.futex_wake(&w, 1);
+      }
+    });
+    s.run(3 * kMs);
+    return Out{irqs.n, woke - sent};
+  };
+  const Out poll = run(true), halt = run(false);
+  EXPECT_GE(halt.target_irqs, 20);
+  EXPECT_LE(poll.target_irqs, 2);
+  EXPECT_LT(poll.last_wake_to_run, halt.last_wake_to_run);
+}
+
 }  // namespace

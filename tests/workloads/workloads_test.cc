@@ -186,13 +186,15 @@ TEST(Hogs, HogsAsPlacesTheHogProcessInItsSessionOrCgroup) {
             "hogs_as: expected threads, session or cgroup (got 'container')");
 }
 
-TEST(IdleStates, ADeepStateWithoutACpuidleDriverIsAnError) {
+TEST(IdleStates, ADeepStateWithoutACpuidleDriverAndTwoDriversAreErrors) {
   EXPECT_EQ(run_error("hog", {"machine=vm50", "machine.idle_deep_exit_ns=30000"}),
             "machine.idle_deep_exit_ns: a deep idle state needs a cpuidle driver (cpuidle_menu = "
             "true; got false)");
   EXPECT_EQ(
       run_error("hog", {"machine=small4", "duration=10ms", "machine.idle_deep_exit_ns=30000"}),
-      "");
+      "");  EXPECT_EQ(run_error("hog", {"machine=small4", "machine.cpuidle_haltpoll=true"}),
+            "machine.cpuidle_haltpoll: one cpuidle driver at a time (cpuidle_menu is true too)");
+  EXPECT_EQ(run_error("hog", {"machine=vm50", "duration=10ms", "machine.cpuidle_haltpoll=true"}), "");
 }
 
 TEST(Background, WakeupsWithoutABurstOrOverHalfTheCpuAreErrors) {
