@@ -109,13 +109,20 @@ void cpu_enter_kernel(rq* rq, sim::Time now) {
   if (ex.kwork_until < now) ex.kwork_until = now;
 }
 
-sim::Time idle_exit_latency(const rq* rq) {
+namespace {
+
+// idle_exit_latency(), inlined in the idle exit's path.
+__attribute__((always_inline)) inline sim::Time exit_latency_of(const rq* rq) {
   const hw::Costs& c = rq->k->machine_.costs;
   if (c.has_deep_idle() && rq->k->cpuidle[static_cast<size_t>(rq->cpu)].state == kIdleDeep)
     return c.idle_deep_exit_ns;
   if (c.cpuidle_haltpoll && cpu_in_haltpoll_poll(rq)) return 0;  // polling: no state to leave
   return c.idle_exit_ns;
 }
+
+}  // namespace
+
+sim::Time idle_exit_latency(const rq* rq) { return exit_latency_of(rq); }
 
 bool cpu_in_haltpoll_poll(const rq* rq) {
   if (!rq->k->machine_.costs.cpuidle_haltpoll || !rq->curr->is_idle) return false;
@@ -132,7 +139,7 @@ bool cpu_in_deep_idle(const rq* rq, sim::Time now) {
 bool cpu_idle_exit_defer(rq* rq, sim::Timer* t, sim::Time now) {
   cpu_exec& ex = rq->ex;
   if (!rq->curr->is_idle || ex.kwork_until > now) return false;  // awake
-  if (ex.idle_exit_until < now) ex.idle_exit_until = now + idle_exit_latency(rq);
+  if (ex.idle_exit_until < now) ex.idle_exit_until = now + exit_latency_of(rq);
   if (ex.idle_exit_until == now) return false;  // out of idle (or no exit latency)
   rq->k->engine()->arm(t, ex.idle_exit_until);
   return true;

@@ -22,7 +22,7 @@ void smp_send_ipi(KernelImpl* k, int cpu, unsigned bits) {
   constexpr unsigned kPolled = IPI_RESCHEDULE | IPI_CALL_FUNC | IPI_NOHZ_KICK | IPI_CFSB_CSD;
   const bool polled = idle && !(bits & ~kPolled) &&
                       ((c.idle_polling && !cpu_in_deep_idle(target, k->now())) ||
-                       cpu_in_haltpoll_poll(target));
+                       (c.cpuidle_haltpoll && cpu_in_haltpoll_poll(target)));
   sim::Time when = k->now();
   if (polled) {
     when += k->line_transfer_ns(from, cpu);

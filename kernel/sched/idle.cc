@@ -63,7 +63,7 @@ void cpuidle_idle_call(rq* rq) {
 // The round's idle state, if the CPU reached it, ends at `now`: its residency
 // (cpuidle_enter_state()), cpuidle_reflect(), then do_idle()'s got_tick =
 // tick_nohz_idle_got_tick() (which menu's reflect has already read and cleared).
-void cpuidle_state_end(rq* rq, sim::Time now) {
+__attribute__((always_inline)) inline void cpuidle_state_end(rq* rq, sim::Time now) {
   cpuidle_cpu& c = cpuidle_of(rq);
   if (c.time_start >= 0 && c.time_start <= now) {
     c.last_residency_ns = static_cast<uint64_t>(now - c.time_start);
