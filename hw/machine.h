@@ -67,7 +67,7 @@ struct Costs {
   sim::Time idle_deep_exit_ns = 0;
   sim::Time idle_deep_residency_ns = 0;
   // The shallow and deep states' target residencies (the shallow state's: twice its exit).
-  sim::Time idle_shallow_residency_ns() const { return 2 * idle_exit_ns; }
+  sim::Time idle_shallow_residency() const { return 2 * idle_exit_ns; }
   sim::Time idle_deep_residency() const {
     return idle_deep_residency_ns > 0 ? idle_deep_residency_ns : 2 * idle_deep_exit_ns;
   }

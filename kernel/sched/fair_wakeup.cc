@@ -257,9 +257,10 @@ int sched_balance_find_dst_group_cpu(KernelImpl* k, std::span<const int> group, 
     if (!task_allowed_on(p, i)) continue;
     const rq* rq = k->rq_of(i);
     if (sched_idle_rq(rq)) return i;  // SCHED_IDLE tasks only: the new task preempts them
-    if (states && available_idle_cpu(k, i)) {
+    if (available_idle_cpu(k, i)) {
+      // One idle state: every idle CPU is "not in a state" here, and only the stamp decides.
       const cpuidle_cpu& c = k->cpuidle[static_cast<size_t>(i)];
-      const bool in_state = c.time_start >= 0 && c.time_start <= k->now();
+      const bool in_state = states && c.time_start >= 0 && c.time_start <= k->now();
       const sim::Time exit = in_state ? idle_exit_latency(rq) : -1;
       if (in_state && exit < min_exit_latency) {
         min_exit_latency = exit;
@@ -267,11 +268,6 @@ int sched_balance_find_dst_group_cpu(KernelImpl* k, std::span<const int> group, 
         shallowest_idle_cpu = i;
       } else if ((!in_state || exit == min_exit_latency) &&
                  (shallowest_idle_cpu == kNoCpu || rq->idle_stamp > latest_idle_timestamp)) {
-        latest_idle_timestamp = rq->idle_stamp;
-        shallowest_idle_cpu = i;
-      }
-    } else if (available_idle_cpu(k, i)) {
-      if (shallowest_idle_cpu == kNoCpu || rq->idle_stamp > latest_idle_timestamp) {
         latest_idle_timestamp = rq->idle_stamp;
         shallowest_idle_cpu = i;
       }

@@ -27,7 +27,7 @@ void cpuidle_idle_call(rq* rq) {
   if (costs.has_deep_idle()) {
     // menu_select() picks the state in every round, and the tick only matters with NO_HZ.
     const idle_states states{{costs.idle_exit_ns, costs.idle_deep_exit_ns},
-                             {costs.idle_shallow_residency_ns(), costs.idle_deep_residency()}};
+                             {costs.idle_shallow_residency(), costs.idle_deep_residency()}};
     const bool stop_tick = menu_select(&c, states, k->cfg_.tick_nsec(),
                                        tick_nohz_get_sleep_length(rq, now),
                                        tick_nohz_next_clock_event(rq, now), v612(k));
@@ -35,13 +35,6 @@ void cpuidle_idle_call(rq* rq) {
   } else if (costs.cpuidle_haltpoll) {
     const bool stop_tick = haltpoll_select(&c);
     if (k->cfg_.nohz_idle && (stop_tick || c.tick_stopped)) tick_nohz_idle_stop_tick(rq);
-    c.time_start = std::max(now, rq->ex.kwork_until);
-    if (c.state == kHaltpollPoll) {  // poll_idle(): until a wakeup or the window's end
-      c.poll_time_limit = false;
-      k->engine()->arm(&k->haltpoll_timers[static_cast<size_t>(rq->cpu)],
-                       c.time_start + c.poll_limit_ns);
-    }
-    return;
   } else if (k->cfg_.nohz_idle) {
     bool stop_tick;
     if (costs.cpuidle_menu) {
@@ -58,6 +51,12 @@ void cpuidle_idle_call(rq* rq) {
       tick_nohz_idle_stop_tick(rq);  // idle_call_stop_or_retain_tick()
   }
   c.time_start = std::max(now, rq->ex.kwork_until);
+  if (costs.cpuidle_haltpoll && c.state == kHaltpollPoll) {
+    // poll_idle(): until a wakeup or the window's end
+    c.poll_time_limit = false;
+    k->engine()->arm(&k->haltpoll_timers[static_cast<size_t>(rq->cpu)],
+                     c.time_start + c.poll_limit_ns);
+  }
 }
 
 // The round's idle state, if the CPU reached it, ends at `now`: its residency

@@ -309,12 +309,9 @@ TEST(IdleLoop, ADeepStateNeedsAnIpiAndItsExitWhereThePollingShallowOneNeedsNeith
     m.costs.idle_exit_ns = 1 * kUs;
     m.costs.idle_deep_exit_ns = deep_exit;
     Sim s(exact_timers(m), kernel::default_config(kernel::KernelVersion::V7_0));
-    struct Irqs : kernel::TraceSink {
-      int n = 0;
-      void record(const kernel::TraceRecord& r) override {
-        n += r.type == kernel::TraceEvent::irq_handler_entry && r.cpu == 1 && r.ts >= kMs;
-      }
-    } irqs;
+    testing_support::IrqCounter irqs;
+    irqs.cpu = 1;
+    irqs.from = kMs;
     s.k->set_trace_sink(&irqs);
     kernel::UserWord w;
     sim::Time before = 0, woke = 0;
@@ -332,7 +329,7 @@ TEST(IdleLoop, ADeepStateNeedsAnIpiAndItsExitWhereThePollingShallowOneNeedsNeith
       co_await t.futex_wake(&w, 1);
     });
     s.run(3 * kMs);
-    return Out{irqs.n, woke - before};
+    return Out{irqs.irqs, woke - before};
   };
   const Out deep = run(100 * kUs), shallow = run(0);
   EXPECT_EQ(shallow.target_irqs, 0);
@@ -408,13 +405,10 @@ TEST(IdleLoop, HaltpollPollsAfterAShortHaltSoWakeupsNeedNoIpi) {
     EXPECT_TRUE(hw::load_machine("vm50", &m).ok());
     m.costs.cpuidle_haltpoll = haltpoll;
     Sim s(exact_timers(m), kernel::default_config(kernel::KernelVersion::V7_0));
-    struct Irqs : kernel::TraceSink {
-      int n = 0;
-      void record(const kernel::TraceRecord& r) override {
-        n += r.type == kernel::TraceEvent::irq_handler_entry && r.cpu == 1 &&
-             r.irq != kernel::kIrqLocalTimer && r.ts >= kMs;
-      }
-    } irqs;
+    testing_support::IrqCounter irqs;
+    irqs.cpu = 1;
+    irqs.from = kMs;
+    irqs.timers = false;
     s.k->set_trace_sink(&irqs);
     kernel::UserWord w;
     sim::Time sent = 0, woke = 0;
@@ -437,7 +431,7 @@ TEST(IdleLoop, HaltpollPollsAfterAShortHaltSoWakeupsNeedNoIpi) {
       }
     });
     s.run(3 * kMs);
-    return Out{irqs.n, woke - sent};
+    return Out{irqs.irqs, woke - sent};
   };
   const Out poll = run(true), halt = run(false);
   EXPECT_GE(halt.target_irqs, 20);

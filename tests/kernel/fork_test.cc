@@ -54,12 +54,9 @@ TEST(Fork, StaysOnTheParentsNodeWhileTheNodesDifferByAtMostTwoIdleCpus) {
   testing_support::check_invariants(*s.k, end);
 }
 
-// In the idlest group the fork takes the idle CPU that went idle last (its caches are the
-// warmest; all idle CPUs are in the same idle state here), not the first idle one. CPUs 0-3
-// run pinned hogs, so the parent's LLC has no idle CPU; in the other LLC, CPU 5 went idle at
-// 1 ms and CPU 6 at 2 ms, while CPUs 4 and 7 have been idle since the start.
-TEST(Fork, TakesTheMostRecentlyIdledCpuOfTheIdlestGroup) {
-  Sim s(two_llcs());
+// The set-up of the next two tests: hogs pinned to CPUs 0-3, CPU 5 idle from 1 ms and CPU 6
+// from 2 ms, and a hog forked at 3 ms (its pid returned).
+int fork_beside_recent_idles(Sim& s) {
   for (int c = 0; c < 4; ++c) {
     kernel::TaskAttr a;
     a.cpus = {c};
@@ -70,7 +67,16 @@ TEST(Fork, TakesTheMostRecentlyIdledCpuOfTheIdlestGroup) {
   on6.cpus = {6};
   s.spawn(on5, [](user::Thread& t) { return runs_for(t, sim::kNsecPerMsec); });
   s.spawn(on6, [](user::Thread& t) { return runs_for(t, 2 * sim::kNsecPerMsec); });
-  const int p = s.spawn({}, hog, 3 * sim::kNsecPerMsec);
+  return s.spawn({}, hog, 3 * sim::kNsecPerMsec);
+}
+
+// In the idlest group the fork takes the idle CPU that went idle last (its caches are the
+// warmest; all idle CPUs are in the same idle state here), not the first idle one. CPUs 0-3
+// run pinned hogs, so the parent's LLC has no idle CPU; in the other LLC, CPU 5 went idle at
+// 1 ms and CPU 6 at 2 ms, while CPUs 4 and 7 have been idle since the start.
+TEST(Fork, TakesTheMostRecentlyIdledCpuOfTheIdlestGroup) {
+  Sim s(two_llcs());
+  const int p = fork_beside_recent_idles(s);
   s.run(3 * sim::kNsecPerMsec + sim::kNsecPerUsec);
   EXPECT_EQ(s.task(p).cpu, 6);
   testing_support::check_invariants(*s.k, 3 * sim::kNsecPerMsec + sim::kNsecPerUsec);
@@ -84,17 +90,7 @@ TEST(Fork, PrefersTheShallowestIdleStateOverTheMostRecentlyIdledCpu) {
   m.costs.cpuidle_menu = true;
   m.costs.idle_deep_exit_ns = 100 * sim::kNsecPerUsec;
   Sim s(m);
-  for (int c = 0; c < 4; ++c) {
-    kernel::TaskAttr a;
-    a.cpus = {c};
-    s.spawn(a, hog);
-  }
-  kernel::TaskAttr on5, on6;
-  on5.cpus = {5};
-  on6.cpus = {6};
-  s.spawn(on5, [](user::Thread& t) { return runs_for(t, sim::kNsecPerMsec); });
-  s.spawn(on6, [](user::Thread& t) { return runs_for(t, 2 * sim::kNsecPerMsec); });
-  const int p = s.spawn({}, hog, 3 * sim::kNsecPerMsec);
+  const int p = fork_beside_recent_idles(s);
   s.run(3 * sim::kNsecPerMsec - sim::kNsecPerUsec);
   for (int c = 4; c < 8; ++c)
     s.k->cpuidle[static_cast<size_t>(c)].state = c == 5 ? kernel::kIdleShallow : kernel::kIdleDeep;

@@ -13,6 +13,7 @@
 
 #include "hw/machine.h"
 #include "kernel/kernel_impl.h"
+#include "kernel/trace.h"
 #include "kernel/sched/fair_balance.h"
 #include "kernel/sched/pelt.h"
 #include "sim/engine.h"
@@ -307,5 +308,18 @@ inline kernel::TaskAttr on(std::vector<int> cpus, int policy = SCHED_NORMAL, int
   a.cpus = std::move(cpus);
   return a;
 }
+
+// Counts a CPU's irq_handler_entry records from a time on (the local timer's vector too
+// unless `timers` is false).
+struct IrqCounter : kernel::TraceSink {
+  int cpu = 0;
+  sim::Time from = INT64_MAX;
+  bool timers = true;
+  int irqs = 0;
+  void record(const kernel::TraceRecord& r) override {
+    irqs += r.type == kernel::TraceEvent::irq_handler_entry && r.cpu == cpu && r.ts >= from &&
+            (timers || r.irq != kernel::kIrqLocalTimer);
+  }
+};
 
 }  // namespace testing_support

@@ -189,20 +189,6 @@ TEST(Wakeup, QueuedWakeupsToOneCpuShareOneIpi) {
   EXPECT_EQ(after - before, want);
 }
 
-namespace {
-
-// Counts a CPU's irq_handler_entry records from a time on.
-struct IrqCounter : kernel::TraceSink {
-  int cpu = 0;
-  sim::Time from = INT64_MAX;
-  int irqs = 0;
-  void record(const kernel::TraceRecord& r) override {
-    irqs += r.type == kernel::TraceEvent::irq_handler_entry && r.cpu == cpu && r.ts >= from;
-  }
-};
-
-}  // namespace
-
 // The vector an IPI comes on: what was queued on the target's call_single_queue (a NOHZ
 // kick's csd, the RT push's irq_work, cpu.max's unthrottle) comes on the call-function
 // vector, like a queued wakeup; a bare resched_curr() on the reschedule vector.
@@ -244,7 +230,7 @@ TEST(Wakeup, AQueuedWakeupToAPollingIdleCpuSendsNoIpi) {
     hw::Machine m = flat_machine(4);
     m.costs.idle_polling = polling;
     Sim s(m, kernel::default_config(kernel::KernelVersion::V6_18));
-    IrqCounter irqs;
+    testing_support::IrqCounter irqs;
     irqs.cpu = 1;
     s.k->set_trace_sink(&irqs);
     kernel::UserWord w;
