@@ -40,9 +40,7 @@ TEST(BandwidthPelt, AThrottledRunqueuesPeltClockStandsStill) {
   for (auto v : kVersions) {
     SCOPED_TRACE(kernel::version_name(v));
     Sim s(flat_machine(2), testing_support::no_autogroup(kernel::default_config(v)));
-    const int a = s.k->create_task_group("/a");
-    group_support::periods_from_zero(*s.k, a);
-    s.k->set_task_group_cpu_max(a, 20000, 100000);
+    const int a = group_support::cpu_max_group(*s.k, "/a", 20000, 100000);
     s.spawn(in_group(a, 0), hog);
     s.spawn(in_group(0, 0), hog);
     const kernel::cfs_rq* cfs = s.k->task_group_by_id(a)->cfs_rq[0];

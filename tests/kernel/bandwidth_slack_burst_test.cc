@@ -49,9 +49,7 @@ kernel::TaskAttr fifo_on(int cpu) {
 // and sleeps: each runqueue empties with 3.5 ms left and gives 2.5 ms back. A hog of /a on
 // CPU 3 uses the rest of the quota (25 ms) and is throttled. Returns the hog's pid.
 int slack_setup(Sim& s, sim::Time rt_until) {
-  const int a = s.k->create_task_group("/a");
-  group_support::periods_from_zero(*s.k, a);
-  s.k->set_task_group_cpu_max(a, 40000, 100000);
+  const int a = group_support::cpu_max_group(*s.k, "/a", 40000, 100000);
   for (int cpu = 0; cpu < 3; ++cpu) {
     s.spawn(in_group(a, cpu), [](user::Thread& t) { return work_then_sleep(t, 1500000); });
     auto rt = [rt_until](user::Thread& t) { return work_then_sleep(t, rt_until - kMs); };
@@ -110,9 +108,7 @@ namespace {
 std::pair<uint64_t, uint64_t> burst_run(kernel::KernelVersion v, int64_t burst_us,
                                         kernel::TaskGroupStats* g) {
   Sim s(flat_machine(1), testing_support::no_autogroup(kernel::default_config(v)));
-  const int a = s.k->create_task_group("/a");
-  group_support::periods_from_zero(*s.k, a);
-  s.k->set_task_group_cpu_max(a, 20000, 100000);
+  const int a = group_support::cpu_max_group(*s.k, "/a", 20000, 100000);
   s.k->set_task_group_cpu_max_burst(a, burst_us);
   const int t = s.spawn(in_group(a, 0), hog, 150 * kMs);
   s.k->start();
@@ -211,9 +207,7 @@ TEST(Bandwidth, ARemoteRunqueueIsUnthrottledOnItsOwnCpuByAnIpi) {
     Sim s(testing_support::exact_timers(flat_machine(2)),
           testing_support::no_autogroup(kernel::default_config(v)));
     const hw::Costs& c = s.k->machine().costs;
-    const int a = s.k->create_task_group("/a");
-    group_support::periods_from_zero(*s.k, a);
-    s.k->set_task_group_cpu_max(a, 20000, 100000);
+    const int a = group_support::cpu_max_group(*s.k, "/a", 20000, 100000);
     s.spawn(in_group(a, 0), hog);
     s.spawn(in_group(a, 1), hog);
     CallFunctionIrqs irqs(1);

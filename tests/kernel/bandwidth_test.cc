@@ -38,9 +38,7 @@ TEST(Bandwidth, CpuMaxThrottlesAtTheQuotaAndUnthrottlesAtThePeriod) {
   for (auto v : kVersions) {
     SCOPED_TRACE(kernel::version_name(v));
     Sim s(flat_machine(1), testing_support::no_autogroup(kernel::default_config(v)));
-    const int a = s.k->create_task_group("/a");
-    group_support::periods_from_zero(*s.k, a);
-    s.k->set_task_group_cpu_max(a, 20000, 100000);
+    const int a = group_support::cpu_max_group(*s.k, "/a", 20000, 100000);
     const int limited = s.spawn(in_group(a, 0), hog);
     const int other = s.spawn(in_group(0, 0), hog);
     s.k->start();
@@ -75,9 +73,7 @@ TEST(Bandwidth, TheQuotaIsSharedByTheGroupsCpus) {
   for (auto v : kVersions) {
     SCOPED_TRACE(kernel::version_name(v));
     Sim s(flat_machine(2), testing_support::no_autogroup(kernel::default_config(v)));
-    const int a = s.k->create_task_group("/a");
-    group_support::periods_from_zero(*s.k, a);
-    s.k->set_task_group_cpu_max(a, 50000, 100000);
+    const int a = group_support::cpu_max_group(*s.k, "/a", 50000, 100000);
     const int h0 = s.spawn(in_group(a, 0), hog);
     const int h1 = s.spawn(in_group(a, 1), hog);
     s.run(kSec);
@@ -118,9 +114,7 @@ TEST(Bandwidth, ATaskWokenInTheKernelOfAThrottledGroupRunsToUserModeFrom618On) {
   for (auto v : kVersions) {
     SCOPED_TRACE(kernel::version_name(v));
     Sim s(flat_machine(1), testing_support::no_autogroup(kernel::default_config(v)));
-    const int a = s.k->create_task_group("/a");
-    group_support::periods_from_zero(*s.k, a);
-    s.k->set_task_group_cpu_max(a, 10000, 100000);
+    const int a = group_support::cpu_max_group(*s.k, "/a", 10000, 100000);
     kernel::UserWord woke;
     s.spawn(in_group(a, 0), hog);
     const int sleeper = s.spawn(in_group(a, 0), [&woke](user::Thread& t) -> user::Program {
@@ -156,9 +150,7 @@ TEST(Bandwidth, ThrottledTasksStayOffTheRunqueueUntilThePeriod) {
   for (auto v : kVersions) {
     SCOPED_TRACE(kernel::version_name(v));
     Sim s(flat_machine(1), testing_support::no_autogroup(kernel::default_config(v)));
-    const int a = s.k->create_task_group("/a");
-    group_support::periods_from_zero(*s.k, a);
-    s.k->set_task_group_cpu_max(a, 10000, 100000);
+    const int a = group_support::cpu_max_group(*s.k, "/a", 10000, 100000);
     for (int i = 0; i < 3; ++i) s.spawn(in_group(a, 0), hog);
     s.k->start();
     s.engine.run_until(50 * kMs);
@@ -180,9 +172,7 @@ TEST(Bandwidth, ANiceChangeOfAThrottledTaskLeavesTheCountsAboveItsGroup) {
   for (auto v : kVersions) {
     SCOPED_TRACE(kernel::version_name(v));
     Sim s(flat_machine(2), testing_support::no_autogroup(kernel::default_config(v)));
-    const int a = s.k->create_task_group("/a");
-    group_support::periods_from_zero(*s.k, a);
-    s.k->set_task_group_cpu_max(a, 10000, 100000);
+    const int a = group_support::cpu_max_group(*s.k, "/a", 10000, 100000);
     int pid = -1;
     for (int i = 0; i < 3; ++i) pid = s.spawn(in_group(a, 0), hog);
     bool changed = false;
@@ -218,9 +208,7 @@ TEST(Bandwidth, AWakeeInAThrottledGroupDoesNotBecomeTheBuddyIn612) {
     kernel::KernelConfig cfg = testing_support::no_autogroup(kernel::default_config(v));
     ASSERT_EQ(kernel::set_config_key(&cfg, "sched_feat.NEXT_BUDDY", "true"), "");
     Sim s(flat_machine(1), cfg);
-    const int a = s.k->create_task_group("/a");
-    group_support::periods_from_zero(*s.k, a);
-    s.k->set_task_group_cpu_max(a, 10000, 100000);
+    const int a = group_support::cpu_max_group(*s.k, "/a", 10000, 100000);
     kernel::UserWord w;
     s.spawn(in_group(a, 0), hog);
     const int sleeper = s.spawn(in_group(a, 0), [&w](user::Thread& t) -> user::Program {
@@ -250,9 +238,7 @@ TEST(Bandwidth, TheBalancerMovesNoThrottledTask) {
   for (auto v : kVersions) {
     SCOPED_TRACE(kernel::version_name(v));
     Sim s(flat_machine(2), testing_support::no_autogroup(kernel::default_config(v)));
-    const int a = s.k->create_task_group("/a");
-    group_support::periods_from_zero(*s.k, a);
-    s.k->set_task_group_cpu_max(a, 10000, 100000);
+    const int a = group_support::cpu_max_group(*s.k, "/a", 10000, 100000);
     std::vector<int> limited;
     for (int i = 0; i < 3; ++i) limited.push_back(s.spawn(in_group(a), hog));
     for (int i = 0; i < 2; ++i) s.spawn(in_group(0, 0), hog, 20 * kMs);
@@ -288,9 +274,7 @@ TEST(Bandwidth, NothingIsPulledIntoAGroupThrottledOnTheDestination) {
   for (auto v : kVersions) {
     SCOPED_TRACE(kernel::version_name(v));
     Sim s(flat_machine(2), testing_support::no_autogroup(kernel::default_config(v)));
-    const int a = s.k->create_task_group("/a");
-    group_support::periods_from_zero(*s.k, a);
-    s.k->set_task_group_cpu_max(a, 10000, 100000);
+    const int a = group_support::cpu_max_group(*s.k, "/a", 10000, 100000);
     s.spawn(in_group(a, 1), hog);
     s.spawn(in_group(0, 0), hog);
     std::vector<int> movable;
