@@ -131,15 +131,17 @@ int select_idle_sibling(KernelImpl* k, task_struct* p, int prev, int target) {
 
 // ---- Fork balancing: the slow path of select_task_rq_fair() ----
 
-// update_sg_wakeup_stats(): group g's statistics for placing p, summed over the CPUs of
-// the group p may use (the weight and capacity stay the whole group's). Only fork takes the
-// slow path here (exec is not modelled), and a task being forked has no PELT contribution
-// anywhere yet (last_update_time 0), so the cpu_*_without(p) sums Linux takes are the plain
-// ones, and task_running_on_cpu() is 0.
+// update_sg_wakeup_stats(): group g's statistics for placing p. 7.0 sums over the CPUs of
+// the group p may use (the weight and capacity stay the whole group's: 82d6e01a0699, "Only
+// update stats for allowed CPUs when looking for dst group", 6.19); 6.12 and 6.18 over the
+// whole group, so idle CPUs p may not use make a group look idler and draw p's forks to its
+// allowed part. Only fork takes the slow path here (exec is not modelled), and a task being
+// forked has no PELT contribution anywhere yet (last_update_time 0), so the cpu_*_without(p)
+// sums Linux takes are the plain ones, and task_running_on_cpu() is 0.
 sg_lb_stats update_sg_wakeup_stats(KernelImpl* k, const sched_domain& sd, size_t g, const task_struct* p) {
   assert(p->se.avg.last_update_time == 0 && "the slow path is modelled for new tasks only");
   lb_sum sum;
-  if (p->nr_cpus_allowed == k->nr_cpus()) {
+  if (p->nr_cpus_allowed == k->nr_cpus() || !v70(k)) {
     sum = group_lb_sum(k, sd, g);
   } else {
     for (int c : sd.groups[g])

@@ -5,6 +5,7 @@
 // allowed CPU, CPU 0); the last ones pin the launcher task that scenarios run (kernel/fork.cc).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "kernel/sched/sched.h"
@@ -97,6 +98,31 @@ TEST(Fork, PrefersTheShallowestIdleStateOverTheMostRecentlyIdledCpu) {
   s.run(3 * sim::kNsecPerMsec + sim::kNsecPerUsec);
   EXPECT_EQ(s.task(p).cpu, 5);
   testing_support::check_invariants(*s.k, 3 * sim::kNsecPerMsec + sim::kNsecPerUsec);
+}
+
+// Forks whose affinity covers part of a group (Adam Li's case for 82d6e01a0699): five hogs
+// allowed on CPUs 0-4 of two_llcs(), forked from CPU 0. 7.0 counts only the allowed CPUs of
+// the other LLC (CPU 4: one idle CPU), so the forks fill CPUs 0-3 before going there, one a
+// CPU. 6.12 and 6.18 count the whole LLC (four idle CPUs, then three), so it looks idler
+// than the parent's whenever the parent's has fewer idle CPUs: the second, fourth and fifth
+// forks all go to CPU 4, while two CPUs of the parent's LLC stay idle.
+TEST(Fork, CountsOnlyTheAllowedCpusOfAGroupFrom70) {
+  for (auto v : {kernel::KernelVersion::V6_12, kernel::KernelVersion::V6_18,
+                 kernel::KernelVersion::V7_0}) {
+    SCOPED_TRACE(kernel::version_name(v));
+    Sim s(two_llcs(), kernel::default_config(v));
+    kernel::TaskAttr a;
+    a.cpus = {0, 1, 2, 3, 4};
+    for (int i = 0; i < 5; ++i) s.spawn(a, hog);
+    const sim::Time end = 5 * s.k->machine().costs.clone_ns + sim::kNsecPerUsec;
+    s.run(end);
+    std::vector<unsigned> queued;
+    for (int c = 0; c < 5; ++c) queued.push_back(s.k->cpu_rq(c).nr_running);
+    const bool v70 = v == kernel::KernelVersion::V7_0;
+    EXPECT_EQ(queued[4], v70 ? 1u : 3u);
+    EXPECT_EQ(std::count(queued.begin(), queued.begin() + 4, 0u), v70 ? 0 : 2);
+    testing_support::check_invariants(*s.k, end);
+  }
 }
 
 // With both LLCs overloaded, a fork leaves its parent's LLC only if that LLC's average load
