@@ -61,9 +61,10 @@ struct Costs {
   // with HLT), default_idle_call(). Decides when an idle CPU stops its tick.
   bool cpuidle_menu = false;
   // A deeper idle state of the cpuidle driver than the one idle_exit_ns and idle_polling
-  // describe (acpi_idle's I/O-port C2 on Zen, intel_idle's C6): its exit latency and target
-  // residency (0: twice the exit latency, acpi_idle's rule). menu picks it for idles it
-  // predicts at least that long; it does not poll. 0 = none; only with cpuidle_menu.
+  // describe (acpi_idle's I/O-port C2 on Zen; intel_idle's MWAIT states poll, so they are
+  // not of this kind): its exit latency and target residency (0: twice the exit latency,
+  // acpi_idle's rule). menu picks it for idles it predicts at least that long; it does not
+  // poll. 0 = none; only with cpuidle_menu.
   sim::Time idle_deep_exit_ns = 0;
   sim::Time idle_deep_residency_ns = 0;
   // The shallow and deep states' target residencies (the shallow state's: twice its exit).

@@ -103,9 +103,9 @@ const std::vector<CostSetting> kCosts = {
      get_cost<&Costs::cpuidle_haltpoll>, set_cost_field<&Costs::cpuidle_haltpoll>},
     SCHEDLAB_NS_COST(idle_deep_exit_ns,
                      "exit latency of a deeper idle state of the cpuidle driver (acpi_idle's "
-                     "I/O-port C2, intel_idle's C6), which menu picks for idles predicted at "
-                     "least its target residency long and which does not poll; 0 = none (only "
-                     "with `cpuidle_menu`)"),
+                     "I/O-port C2; not an MWAIT state, which polls), which menu picks for idles "
+                     "predicted at least its target residency long and which does not poll; "
+                     "0 = none (only with `cpuidle_menu`)"),
     SCHEDLAB_NS_COST(idle_deep_residency_ns,
                      "the deeper idle state's target residency; 0 = twice its exit latency "
                      "(acpi_idle's rule)"),
