@@ -4,7 +4,7 @@
 // the machine has a deep one; the haltpoll governor in a guest with cpuidle-haltpoll, which
 // picks polling or the halt; else the got_tick rule of default_idle_call(). The round then
 // enters the idle state, which an interrupt, a wakeup or the end of haltpoll's polling window
-// ends. Leaving idle restarts a stopped tick (tick_nohz_idle_exit()).
+// ends (an interrupt ends haltpoll's polling only if it wakes a task). Leaving idle restarts a stopped tick (tick_nohz_idle_exit()).
 #include <algorithm>
 
 #include "kernel/cpu_exec.h"
@@ -96,7 +96,11 @@ void haltpoll_timer_fn(sim::Timer* t, sim::Time now) {
   cpuidle_idle_call(rq);
 }
 
+// An interrupt that woke nothing returned to the idle loop. A CPU in haltpoll's poll state
+// took it inside poll_idle(), which runs with interrupts enabled and polls on until
+// need_resched() or the end of the window it started with: the loop does not go round.
 void do_idle_loop(rq* rq) {
+  if (rq->k->machine_.costs.cpuidle_haltpoll && cpu_in_haltpoll_poll(rq)) return;
   cpuidle_state_end(rq, rq->k->now());
   cpuidle_idle_call(rq);
 }

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <initializer_list>
 
+#include "kernel/cpu_exec.h"
+#include "kernel/kernel_impl.h"
 #include "kernel/sched/sched.h"
 #include "kernel/trace.h"
 #include "sim/rng.h"
@@ -437,6 +439,41 @@ TEST(IdleLoop, HaltpollPollsAfterAShortHaltSoWakeupsNeedNoIpi) {
   EXPECT_GE(halt.target_irqs, 20);
   EXPECT_LE(poll.target_irqs, 2);
   EXPECT_LT(poll.last_wake_to_run, halt.last_wake_to_run);
+}
+
+// poll_idle() runs with interrupts enabled: an interrupt that wakes nothing is handled inside
+// its loop, which polls on to the end of the window it started with (time_start +
+// poll_limit_ns). The idle loop does not go round, so the window does not restart; at its
+// end the governor halts.
+TEST(IdleLoop, HaltpollKeepsItsPollWindowThroughAnInterruptThatWakesNothing) {
+  hw::Machine m;
+  ASSERT_TRUE(hw::load_machine("vm50", &m).ok());
+  m.costs.cpuidle_haltpoll = true;
+  Sim s(exact_timers(m), kernel::default_config(kernel::KernelVersion::V7_0));
+  s.k->start();
+  s.engine.run_until(kMs);
+  kernel::rq* rq = s.k->rq_of(1);
+  ASSERT_TRUE(rq->curr->is_idle);
+  kernel::cpuidle_cpu& c = s.k->cpuidle[1];
+  c.poll_limit_ns = 100 * kUs;
+  s.k->set_current(rq->curr, 1);
+  kernel::do_idle_loop(rq);  // a new round: after a halt, haltpoll polls
+  ASSERT_EQ(c.state, kernel::kHaltpollPoll);
+  ASSERT_GT(c.poll_limit_ns, 30 * kUs);
+  const sim::Time start = c.time_start;
+  const sim::Timer& window = s.k->haltpoll_timers[1];
+  ASSERT_TRUE(window.armed);
+  const sim::Time end = window.expires;
+  EXPECT_EQ(end, start + static_cast<sim::Time>(c.poll_limit_ns));
+  s.engine.run_until(kMs + 30 * kUs);
+  s.k->set_current(rq->curr, 1);
+  kernel::do_idle_loop(rq);  // irqentry_exit() of an interrupt that woke nothing
+  EXPECT_EQ(c.state, kernel::kHaltpollPoll);
+  EXPECT_EQ(c.time_start, start);
+  EXPECT_TRUE(window.armed);
+  EXPECT_EQ(window.expires, end);
+  s.engine.run_until(end + kUs);
+  EXPECT_EQ(c.state, kernel::kHaltpollHalt);
 }
 
 }  // namespace
