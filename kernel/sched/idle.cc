@@ -4,7 +4,8 @@
 // the machine has a deep one; the haltpoll governor in a guest with cpuidle-haltpoll, which
 // picks polling or the halt; else the got_tick rule of default_idle_call(). The round then
 // enters the idle state, which an interrupt, a wakeup or the end of haltpoll's polling window
-// ends (an interrupt ends haltpoll's polling only if it wakes a task). Leaving idle restarts a stopped tick (tick_nohz_idle_exit()).
+// ends (an interrupt ends haltpoll's polling only if it wakes a task). Leaving idle restarts
+// a stopped tick (tick_nohz_idle_exit()).
 #include <algorithm>
 
 #include "kernel/cpu_exec.h"
