@@ -95,10 +95,10 @@ void menu_device::update_intervals(uint32_t interval_us) {
   interval_ptr = static_cast<uint8_t>((interval_ptr + 1) % kIntervals);
 }
 
-// 6.12 drops the largest samples until the rest agree and gives up (UINT_MAX)
-// below six; 6.15 on (8de7606f0fe2, 85975daeaa4d) drop whichever end lies
-// further from the average and, giving up with four or more left, return their
-// maximum.
+// 6.12 drops the largest samples until the rest agree; 6.15 on (8de7606f0fe2) drop
+// whichever end lies further from the average. Both give up (UINT_MAX: the next timer
+// alone predicts) below six samples: 85975daeaa4d (6.15) returned the maximum of four or
+// more there, and 10fad4012234 (6.18-rc2, also in 6.12.y) reverted it.
 uint32_t menu_typical_interval(const menu_device& d, bool v612) {
   // Linux's loop, over the samples kept sorted: those a pass keeps lie between two
   // thresholds, so each pass is a range of the sorted samples, and dropping the samples
@@ -128,8 +128,7 @@ uint32_t menu_typical_interval(const menu_device& d, bool v612) {
     if (variance <= UINT64_MAX / 36 &&
         ((avg * avg > variance * 36 && divisor * 4 >= kN * 3) || variance <= 400))
       return static_cast<uint32_t>(avg);
-    if (divisor * 4 <= kN * 3)
-      return !v612 && divisor >= kN / 2 ? static_cast<uint32_t>(max) : UINT32_MAX;
+    if (divisor * 4 <= kN * 3) return UINT32_MAX;
     if (!v612 && avg - min > max - avg) {
       for (; lo < hi && v[lo] == min; ++lo) {
         sum -= v[lo];

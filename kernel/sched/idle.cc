@@ -29,9 +29,14 @@ void cpuidle_idle_call(rq* rq) {
     // menu_select() picks the state in every round, and the tick only matters with NO_HZ.
     const idle_states states{{costs.idle_exit_ns, costs.idle_deep_exit_ns},
                              {costs.idle_shallow_residency(), costs.idle_deep_residency()}};
-    const bool stop_tick = menu_select(&c, states, k->cfg_.tick_nsec(),
-                                       tick_nohz_get_sleep_length(rq, now),
-                                       tick_nohz_next_clock_event(rq, now), v612(k));
+    // Without NO_HZ_IDLE, tick_nohz_get_sleep_length() is the stub that answers a tick for
+    // both the sleep length and the next clock event: the next idle is never predicted
+    // longer than a tick.
+    const sim::Time tick = k->cfg_.tick_nsec();
+    const bool nohz = k->cfg_.nohz_idle;
+    const bool stop_tick =
+        menu_select(&c, states, tick, nohz ? tick_nohz_get_sleep_length(rq, now) : tick,
+                    nohz ? tick_nohz_next_clock_event(rq, now) : tick, v612(k));
     if (k->cfg_.nohz_idle && (stop_tick || c.tick_stopped)) tick_nohz_idle_stop_tick(rq);
   } else if (costs.cpuidle_haltpoll) {
     const bool stop_tick = haltpoll_select(&c);
