@@ -210,7 +210,8 @@ bool haltpoll_select(cpuidle_cpu* c) {
 void haltpoll_reflect(cpuidle_cpu* c) {
   if (c->state != kHaltpollHalt) return;
   // adjust_poll_limit(): a halt the window would have covered (up to guest_halt_poll_ns)
-  // grows it; a longer one shrinks it.
+  // grows it; a longer one shrinks it, to 0 once below guest_halt_poll_grow_start
+  // (496d0a648509, 6.9), as growing starts there.
   const uint64_t block_ns = c->last_residency_ns;
   if (block_ns > c->poll_limit_ns && block_ns <= kGuestHaltPollNs) {
     uint64_t val = uint64_t{c->poll_limit_ns} * kGuestHaltPollGrow;
@@ -218,6 +219,7 @@ void haltpoll_reflect(cpuidle_cpu* c) {
     c->poll_limit_ns = static_cast<uint32_t>(val);
   } else if (block_ns > kGuestHaltPollNs) {
     c->poll_limit_ns /= kGuestHaltPollShrink;
+    if (c->poll_limit_ns < kGuestHaltPollGrowStart) c->poll_limit_ns = 0;
   }
 }
 

@@ -414,7 +414,7 @@ TEST(IdleLoop, WithoutNohzIdleNoStateLongerThanATickIsPicked) {
 // The haltpoll governor (governors/haltpoll.c): no window, halt; a halt shorter than
 // guest_halt_poll_ns (200 us) grows the window (to at least 50 us, doubling, at most 200 us)
 // and the next idle polls, keeping the tick; a poll that times out is followed by a halt; a
-// halt past 200 us halves the window.
+// halt past 200 us halves the window, and closes it once below 50 us.
 TEST(Haltpoll, TheWindowGrowsAfterShortHaltsAndShrinksAfterLongOnes) {
   kernel::cpuidle_cpu c;
   auto idle = [&c](uint64_t residency, bool timed_out) {
@@ -438,6 +438,13 @@ TEST(Haltpoll, TheWindowGrowsAfterShortHaltsAndShrinksAfterLongOnes) {
   idle(200 * kUs, true);
   idle(5 * kMs, false);  // a long halt
   EXPECT_EQ(c.poll_limit_ns, 100000u);
+  idle(100 * kUs, true);
+  idle(5 * kMs, false);
+  EXPECT_EQ(c.poll_limit_ns, 50000u);
+  idle(50 * kUs, true);
+  idle(5 * kMs, false);  // halved below guest_halt_poll_grow_start: closed (496d0a648509)
+  EXPECT_EQ(c.poll_limit_ns, 0u);
+  EXPECT_TRUE(idle(5 * kMs, false));  // so the next idle halts at once
 }
 
 // A guest with cpuidle-haltpoll: a thread woken every 20 us by a futex from a busy vCPU.
