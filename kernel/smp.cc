@@ -67,17 +67,12 @@ void ipi_timer_fn(sim::Timer* t, sim::Time now) {
   if (polled) {
     // do_idle(), out of its polling loop, since set_nr_if_polling() set need_resched():
     // tick_nohz_idle_exit(), then flush_smp_call_function_queue() runs the queued calls,
-    // wakeups and the NOHZ kick's balance in task context, then schedule_idle(). When that
-    // finds nothing to run, do_idle() ends all the same: a stopped tick has been restarted,
-    // and the next do_idle() starts its rounds afresh (got_tick = false).
+    // wakeups and the NOHZ kick's balance in task context, then schedule_idle(), which ends
+    // do_idle() even when it finds nothing to run (__schedule()).
     rq->k->set_current(rq->curr, rq->cpu);
     cpu_enter_kernel(rq, now);
     flush_smp_call_function_queue(rq, bits);
-    if (tif_need_resched_any(rq->curr)) schedule(rq, /*preempt=*/false);
-    if (rq->curr->is_idle) {
-      do_idle_exit(rq);
-      do_idle_enter(rq);
-    }
+    schedule(rq, /*preempt=*/false);
     exit_to_user_mode_loop(rq, /*from_irq=*/false);
     cpu_return_to_user(rq);
     return;

@@ -474,7 +474,11 @@ void __schedule(rq* rq, bool preempt, bool sm_preempt) {
     pick_prev = rq->idle;
     // (Linux's balance callbacks after the stopper may also pull RT tasks; not modelled.)
   }
-  task_struct* next = pick_next_task(rq, pick_prev);
+  // SM_IDLE (3dcac251b066, 6.12): the idle task's schedule_idle() with nothing queued keeps
+  // idle without a pick, so without the newly-idle balance a pick would run.
+  task_struct* next = prev->is_idle && !stopper && rq->nr_running == 0
+                          ? prev
+                          : pick_next_task(rq, pick_prev);
   // picked: clear_tsk_need_resched(prev), after the pick, so a request raised during it (a
   // task pulled by newidle balance preempting prev) is satisfied by this pick.
   prev->thread_flags &= ~(TIF_NEED_RESCHED | TIF_NEED_RESCHED_LAZY);
@@ -482,7 +486,17 @@ void __schedule(rq* rq, bool preempt, bool sm_preempt) {
   rq->resched_by_rt = false;
   // prev -> stopper -> next is two switches; the one to next is charged below.
   if (stopper) cpu_charge(rq, (next == prev ? 2 : 1) * k->machine_.costs.context_switch_ns);
-  if (next == prev) return;
+  if (next == prev) {
+    // The idle task got here because need_resched() ended do_idle(): tick_nohz_idle_exit()
+    // restarted a stopped tick, and schedule_idle() returns into a new do_idle()
+    // (nohz_run_idle_balance(), then rounds that start afresh).
+    if (prev->is_idle) {
+      do_idle_exit(rq);
+      nohz_run_idle_balance(rq);
+      do_idle_enter(rq);
+    }
+    return;
+  }
   rq->nr_switches++;
   trace_sched_switch(rq, sm_preempt, prev, next);
   if (!prev->is_idle) {

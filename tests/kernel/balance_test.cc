@@ -285,6 +285,28 @@ TEST(NewidleBalance, AnExpensiveDomainIsStillBalancedByACpuIdleLongerThanItsMeas
   EXPECT_EQ(r.max_idle_balance_cost, r.recorded_cost);
 }
 
+// SM_IDLE (3dcac251b066, 6.12): an idle CPU told to reschedule with nothing queued goes back
+// to idle without a pick, so without the newly-idle balance a pick would run, though two
+// hogs on CPU 0 keep the machine overloaded.
+TEST(NewidleBalance, AnIdleCpuReschedWithNothingQueuedSkipsThePick) {
+  kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
+  EXPECT_EQ(kernel::set_config_key(&cfg, "sched_feat.NI_RANDOM", "false"), "");
+  Sim s(testing_support::flat_machine(2), cfg);
+  kernel::TaskAttr on0;
+  on0.cpus = {0};
+  s.spawn(on0, hog_forever);
+  s.spawn(on0, hog_forever);
+  s.run(20 * sim::kNsecPerMsec);
+  kernel::rq* rq = s.k->rq_of(1);
+  ASSERT_TRUE(rq->curr->is_idle);
+  const unsigned before = rq->sd[0].newidle_call;
+  kernel::resched_curr(rq);  // an IPI; its return to the idle loop calls schedule_idle()
+  s.engine.run_until(s.k->now() + 50 * sim::kNsecPerUsec);
+  EXPECT_TRUE(rq->curr->is_idle);
+  EXPECT_EQ(rq->nr_switches, 0u);
+  EXPECT_EQ(rq->sd[0].newidle_call, before);
+}
+
 // update_newidle_cost() from the periodic balance: a domain's max_newidle_lb_cost decays by
 // 253/256 once more than a second has passed since it was set or last decayed, and the
 // CPU's max_idle_balance_cost follows the sum (at least the migration cost). CPU 1 runs a
