@@ -59,8 +59,10 @@ void ipi_timer_fn(sim::Timer* t, sim::Time now) {
   rq* rq = static_cast<struct rq*>(t->ctx);
   const bool polled = rq->ex.ipi_polled && rq->curr->is_idle;
   // An interrupt reaching an idle CPU in its idle state runs once the CPU has left it, as a
-  // timer's does (a polling CPU is not in one); IPIs sent meanwhile come with it.
-  if (!polled && cpu_idle_exit_defer(rq, t, now)) return;
+  // timer's does; IPIs sent meanwhile come with it. A write noticed by polling wakes an
+  // MWAIT state (idle_polling) after that state's exit latency too, haltpoll's software
+  // poll at once (no state to leave).
+  if (cpu_idle_exit_defer(rq, t, now)) return;
   const unsigned bits = rq->ex.ipi_pending;
   rq->ex.ipi_pending = 0;
   rq->ex.ipi_polled = false;

@@ -215,6 +215,41 @@ TEST(Wakeup, QueuedCallsComeOnTheCallFunctionVectorAReschedOnTheRescheduleOne) {
   }
 }
 
+// A futex wakeup from CPU 0 of a thread waiting on idle CPU 1: the waker's cost, the time
+// from the wake to the wakee running, and CPU 1's interrupts meanwhile.
+struct IdleWakeup {
+  sim::Time waker_cost = 0, wake_to_run = 0;
+  int target_irqs = 0;
+};
+IdleWakeup wake_an_idle_cpu(bool polling, sim::Time idle_exit_ns) {
+  hw::Machine m = flat_machine(4);
+  m.costs.idle_polling = polling;
+  m.costs.idle_exit_ns = idle_exit_ns;
+  Sim s(m, kernel::default_config(kernel::KernelVersion::V6_18));
+  testing_support::IrqCounter irqs;
+  irqs.cpu = 1;
+  s.k->set_trace_sink(&irqs);
+  kernel::UserWord w;
+  sim::Time before = 0, after = 0, woke = 0;
+  kernel::TaskAttr on1;
+  on1.cpus = {1};
+  s.spawn(on1, [&](user::Thread& t) -> user::Program {
+    co_await t.futex_wait(&w, 0);
+    woke = t.now();
+  });
+  kernel::TaskAttr on0;
+  on0.cpus = {0};
+  s.spawn(on0, [&](user::Thread& t) -> user::Program {
+    co_await t.nanosleep(sim::kNsecPerMsec);  // CPU 1 idles by then
+    before = t.now();
+    irqs.from = before;
+    co_await t.futex_wake(&w, 1);
+    after = t.now();
+  });
+  s.run(5 * sim::kNsecPerMsec);
+  return IdleWakeup{after - before, woke - before, irqs.irqs};
+}
+
 // call_function_single_prep_ipi(): a wakeup queued for an idle CPU whose idle loop polls
 // (MWAIT, machine.idle_polling) sends no IPI. set_nr_if_polling() sets the idle task's
 // TIF_NEED_RESCHED, the CPU notices it one cache-line transfer later, and do_idle() runs the
@@ -222,44 +257,23 @@ TEST(Wakeup, QueuedCallsComeOnTheCallFunctionVectorAReschedOnTheRescheduleOne) {
 // The waker pays no IPI send, the target takes no interrupt, and the wakee runs sooner than
 // when the same target idles with HLT and needs the IPI.
 TEST(Wakeup, AQueuedWakeupToAPollingIdleCpuSendsNoIpi) {
-  struct Out {
-    sim::Time waker_cost = 0, wake_to_run = 0;
-    int target_irqs = 0;
-  };
-  auto run = [](bool polling) {
-    hw::Machine m = flat_machine(4);
-    m.costs.idle_polling = polling;
-    Sim s(m, kernel::default_config(kernel::KernelVersion::V6_18));
-    testing_support::IrqCounter irqs;
-    irqs.cpu = 1;
-    s.k->set_trace_sink(&irqs);
-    kernel::UserWord w;
-    sim::Time before = 0, after = 0, woke = 0;
-    kernel::TaskAttr on1;
-    on1.cpus = {1};
-    s.spawn(on1, [&](user::Thread& t) -> user::Program {
-      co_await t.futex_wait(&w, 0);
-      woke = t.now();
-    });
-    kernel::TaskAttr on0;
-    on0.cpus = {0};
-    s.spawn(on0, [&](user::Thread& t) -> user::Program {
-      co_await t.nanosleep(sim::kNsecPerMsec);  // CPU 1 idles by then
-      before = t.now();
-      irqs.from = before;
-      co_await t.futex_wake(&w, 1);
-      after = t.now();
-    });
-    s.run(5 * sim::kNsecPerMsec);
-    return Out{after - before, woke - before, irqs.irqs};
-  };
-  const Out poll = run(true), ipi = run(false);
   const hw::Costs& c = flat_machine(4).costs;
+  const IdleWakeup poll = wake_an_idle_cpu(true, c.idle_exit_ns);
+  const IdleWakeup ipi = wake_an_idle_cpu(false, c.idle_exit_ns);
   EXPECT_EQ(poll.waker_cost, c.syscall_entry_ns + c.ttwu_ns + c.syscall_exit_ns);
   EXPECT_EQ(ipi.waker_cost, poll.waker_cost + c.ipi_send_ns);
   EXPECT_EQ(poll.target_irqs, 0);
   EXPECT_GT(ipi.target_irqs, 0);
   EXPECT_LT(poll.wake_to_run, ipi.wake_to_run);
+}
+
+// The monitored write wakes an MWAIT state no sooner than an interrupt would: the polled
+// wakeup waits for the state's exit latency as the IPI's does.
+TEST(Wakeup, APolledWakeupWaitsForTheMwaitStatesExit) {
+  const IdleWakeup fast = wake_an_idle_cpu(true, sim::kNsecPerUsec);
+  const IdleWakeup slow = wake_an_idle_cpu(true, 20 * sim::kNsecPerUsec);
+  EXPECT_EQ(slow.target_irqs, 0);
+  EXPECT_EQ(slow.wake_to_run - fast.wake_to_run, 19 * sim::kNsecPerUsec);
 }
 
 // record_wakee() counts on `current`, which for a wakeup from an idle CPU's interrupt (a
