@@ -51,7 +51,8 @@ void cpu_resume_timer_fn(sim::Timer* t, sim::Time now);
 void smp_send_ipi(KernelImpl* k, int cpu, unsigned bits);
 // The idle loop (kernel/sched/idle.cc). do_idle(): rq's CPU switched to its idle task and
 // takes the loop's first round; do_idle_loop(): an interrupt left it idle with nothing to
-// run, and the loop goes round again; do_idle_exit(): it leaves idle for a task.
+// run, and the loop goes round again; do_idle_exit(): need_resched() ended do_idle(), for a
+// task or for a new do_idle() (tick_nohz_idle_exit()).
 void do_idle_enter(rq* rq);
 void do_idle_loop(rq* rq);
 void do_idle_exit(rq* rq);
@@ -77,6 +78,9 @@ void tick_sched_timer_start(rq* rq, sim::Time expires);
 // The interrupt handlers.
 void tick_sched_timer_fn(sim::Timer* t, sim::Time now);
 void ipi_timer_fn(sim::Timer* t, sim::Time now);
+// do_idle()'s flush_smp_call_function_queue() before schedule_idle(): runs the work a
+// polled wakeup queued for rq's idle CPU whose notice is still due; true if there was some.
+bool flush_polled_ipi(rq* rq);
 void hrtick_timer_fn(sim::Timer* t, sim::Time now);
 // Closes the accounting of `rq` at `end`.
 void cpu_finish(rq* rq, sim::Time end);

@@ -98,9 +98,10 @@ KernelImpl::KernelImpl(sim::Engine* engine, const hw::Machine& machine, const Ke
   cpuidle.resize(static_cast<size_t>(n));
   // A machine idle at the start of a run has had its CPUs in the idle loop for long: with a
   // deep state, each sits in it (menu predicts a long idle from no history and no timer),
-  // unless without NO_HZ_IDLE that state is longer than the tick, which bounds predictions.
+  // unless without NO_HZ_IDLE that state is longer than the tick, which then is the
+  // prediction.
   if (machine_.costs.has_deep_idle() &&
-      (cfg_.nohz_idle || machine_.costs.idle_deep_residency() < cfg_.tick_nsec())) {
+      (cfg_.nohz_idle || machine_.costs.idle_deep_residency() <= cfg_.tick_nsec())) {
     for (cpuidle_cpu& c : cpuidle) {
       c.state = kIdleDeep;
       c.time_start = 0;

@@ -68,9 +68,10 @@ void ipi_timer_fn(sim::Timer* t, sim::Time now) {
   rq->ex.ipi_polled = false;
   if (polled) {
     // do_idle(), out of its polling loop, since set_nr_if_polling() set need_resched():
-    // tick_nohz_idle_exit(), then flush_smp_call_function_queue() runs the queued calls,
-    // wakeups and the NOHZ kick's balance in task context, then schedule_idle(), which ends
-    // do_idle() even when it finds nothing to run (__schedule()).
+    // flush_smp_call_function_queue() runs the queued calls, wakeups and the NOHZ kick's
+    // balance in task context, then schedule_idle(), which ends do_idle() even when it finds
+    // nothing to run (__schedule(): the tick restarted by tick_nohz_idle_exit(), which Linux
+    // runs before the flush, at the same instant here).
     rq->k->set_current(rq->curr, rq->cpu);
     cpu_enter_kernel(rq, now);
     flush_smp_call_function_queue(rq, bits);
@@ -100,6 +101,20 @@ void ipi_timer_fn(sim::Timer* t, sim::Time now) {
   }
   trace_irq_handler_exit(rq, irq);
   irqentry_exit(rq);
+}
+
+// do_idle() leaving its loop after an interrupt that set need_resched, or with polled work
+// queued (set_nr_if_polling() set the flag as it queued it): flush_smp_call_function_queue()
+// runs that work before schedule_idle(), so a polled wakeup whose notice was still due (an
+// MWAIT exit under way) joins this pick, and no interrupt comes for it. True if it ran any.
+bool flush_polled_ipi(rq* rq) {
+  if (!rq->ex.ipi_polled || rq->ex.ipi_pending == 0) return false;
+  const unsigned bits = rq->ex.ipi_pending;
+  rq->ex.ipi_pending = 0;
+  rq->ex.ipi_polled = false;
+  rq->k->engine()->cancel(&rq->ex.ipi_timer);
+  flush_smp_call_function_queue(rq, bits);
+  return true;
 }
 
 }  // namespace kernel

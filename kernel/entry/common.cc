@@ -89,7 +89,7 @@ void irqentry_exit(rq* rq) {
     }
   }
   if (rq->curr->is_idle) {  // back in the idle loop: it schedules, or goes round
-    if (tif_need_resched_any(rq->curr))
+    if (flush_polled_ipi(rq) || tif_need_resched_any(rq->curr))
       schedule(rq, /*preempt=*/false);
     else
       do_idle_loop(rq);

@@ -487,9 +487,10 @@ void __schedule(rq* rq, bool preempt, bool sm_preempt) {
   // prev -> stopper -> next is two switches; the one to next is charged below.
   if (stopper) cpu_charge(rq, (next == prev ? 2 : 1) * k->machine_.costs.context_switch_ns);
   if (next == prev) {
-    // The idle task got here because need_resched() ended do_idle(): tick_nohz_idle_exit()
-    // restarted a stopped tick, and schedule_idle() returns into a new do_idle()
-    // (nohz_run_idle_balance(), then rounds that start afresh).
+    // The idle task got here because need_resched() ended do_idle() (a reschedule with
+    // nothing queued, or the stopper's round trip): tick_nohz_idle_exit() restarted a stopped
+    // tick, and schedule_idle() returns into a new do_idle() (nohz_run_idle_balance(), then
+    // rounds that start afresh).
     if (prev->is_idle) {
       do_idle_exit(rq);
       nohz_run_idle_balance(rq);

@@ -300,8 +300,11 @@ TEST(NewidleBalance, AnIdleCpuReschedWithNothingQueuedSkipsThePick) {
   kernel::rq* rq = s.k->rq_of(1);
   ASSERT_TRUE(rq->curr->is_idle);
   const unsigned before = rq->sd[0].newidle_call;
-  kernel::resched_curr(rq);  // an IPI; its return to the idle loop calls schedule_idle()
+  s.k->set_current(nullptr, -1);  // from outside the machine
+  kernel::resched_curr(rq);       // an IPI; its return to the idle loop calls schedule_idle()
+  ASSERT_TRUE(rq->curr->thread_flags & kernel::TIF_NEED_RESCHED);
   s.engine.run_until(s.k->now() + 50 * sim::kNsecPerUsec);
+  EXPECT_FALSE(rq->curr->thread_flags & kernel::TIF_NEED_RESCHED);  // schedule_idle() ran
   EXPECT_TRUE(rq->curr->is_idle);
   EXPECT_EQ(rq->nr_switches, 0u);
   EXPECT_EQ(rq->sd[0].newidle_call, before);

@@ -309,8 +309,11 @@ TEST(IdleLoop, APolledWakeupThatFindsNothingRestartsAStoppedTick) {
   const kernel::cpuidle_cpu& c = s.k->cpuidle[1];
   ASSERT_TRUE(c.tick_stopped);
   ASSERT_FALSE(rq->ex.tick_timer.armed);
-  kernel::smp_send_ipi(s.k.get(), 1, kernel::IPI_RESCHEDULE);  // resched_curr(): nothing queued
+  s.k->set_current(nullptr, -1);  // from outside the machine
+  kernel::resched_curr(rq);       // nothing queued: set_nr_if_polling(), no IPI
+  ASSERT_TRUE(rq->curr->thread_flags & kernel::TIF_NEED_RESCHED);
   s.engine.run_until(20 * kMs + 10 * kUs);
+  EXPECT_FALSE(rq->curr->thread_flags & kernel::TIF_NEED_RESCHED);
   EXPECT_TRUE(rq->curr->is_idle);
   EXPECT_FALSE(c.tick_stopped);
   EXPECT_TRUE(rq->ex.tick_timer.armed);

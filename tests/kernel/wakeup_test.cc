@@ -276,6 +276,46 @@ TEST(Wakeup, APolledWakeupWaitsForTheMwaitStatesExit) {
   EXPECT_EQ(slow.wake_to_run - fast.wake_to_run, 19 * sim::kNsecPerUsec);
 }
 
+// A wakeup queued for a polling idle CPU while that CPU is already leaving its MWAIT state
+// for a timer interrupt: do_idle() flushes the queue before schedule_idle(), so the wakee
+// joins the pick the timer's wakeup asked for, and no interrupt comes for it.
+TEST(Wakeup, APolledWakeupDueWhileAnInterruptWakesTheCpuJoinsItsPick) {
+  constexpr sim::Time kUs = sim::kNsecPerUsec, kExit = 100 * kUs;
+  hw::Machine m = flat_machine(2);
+  m.costs.idle_polling = true;
+  m.costs.idle_exit_ns = kExit;
+  Sim s(testing_support::exact_timers(m), testing_support::exact_sleeps());
+  testing_support::IrqCounter irqs;
+  irqs.cpu = 1;
+  irqs.timers = false;  // the sleeper's timer interrupt is expected
+  irqs.from = 0;
+  s.k->set_trace_sink(&irqs);
+  kernel::UserWord w;
+  sim::Time expiry = 0, waked = 0, woke = 0;
+  kernel::TaskAttr on0, on1;
+  on0.cpus = {0};
+  on1.cpus = {1};
+  s.spawn(on1, [&](user::Thread& t) -> user::Program {
+    co_await t.futex_wait(&w, 0);
+    woke = t.now();
+  });
+  s.spawn(on1, [&](user::Thread& t) -> user::Program {
+    expiry = t.now() + sim::kNsecPerMsec;
+    co_await t.nanosleep(sim::kNsecPerMsec);  // its timer interrupts idle CPU 1
+  });
+  s.spawn(on0, [&](user::Thread& t) -> user::Program {
+    while (expiry == 0 || t.now() < expiry + kExit / 2) co_await t.compute(kUs);
+    waked = t.now();  // CPU 1 is leaving its state for the timer
+    co_await t.futex_wake(&w, 1);
+  });
+  s.run(2 * sim::kNsecPerMsec);
+  ASSERT_GT(expiry, 0);
+  EXPECT_LT(waked, expiry + kExit);
+  EXPECT_EQ(irqs.irqs, 0);  // no call-function or reschedule interrupt on CPU 1
+  EXPECT_GT(woke, expiry + kExit);
+  EXPECT_LT(woke, expiry + kExit + 30 * kUs);
+}
+
 // record_wakee() counts on `current`, which for a wakeup from an idle CPU's interrupt (a
 // sleeper's hrtimer firing where it slept) is that CPU's idle task: its wakee_flips grow
 // as it wakes one task after another, as wake_wide() then reads them.
