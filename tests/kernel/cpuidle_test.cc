@@ -326,40 +326,16 @@ TEST(IdleLoop, APolledWakeupThatFindsNothingRestartsAStoppedTick) {
 // 1 ms later sends the IPI the shallow state would not need and waits for the deep state's
 // exit; without the deep state the same wakeup is noticed by polling.
 TEST(IdleLoop, ADeepStateNeedsAnIpiAndItsExitWhereThePollingShallowOneNeedsNeither) {
-  struct Out {
-    int target_irqs = 0;
-    sim::Time wake_to_run = 0;
-  };
   auto run = [](sim::Time deep_exit) {
     hw::Machine m = flat_machine(2);
     m.costs.cpuidle_menu = true;
     m.costs.idle_polling = true;
     m.costs.idle_exit_ns = 1 * kUs;
     m.costs.idle_deep_exit_ns = deep_exit;
-    Sim s(exact_timers(m), kernel::default_config(kernel::KernelVersion::V7_0));
-    testing_support::IrqCounter irqs;
-    irqs.cpu = 1;
-    irqs.from = kMs;
-    s.k->set_trace_sink(&irqs);
-    kernel::UserWord w;
-    sim::Time before = 0, woke = 0;
-    kernel::TaskAttr on1;
-    on1.cpus = {1};
-    s.spawn(on1, [&](user::Thread& t) -> user::Program {
-      co_await t.futex_wait(&w, 0);
-      woke = t.now();
-    });
-    kernel::TaskAttr on0;
-    on0.cpus = {0};
-    s.spawn(on0, [&](user::Thread& t) -> user::Program {
-      co_await t.nanosleep(kMs);
-      before = t.now();
-      co_await t.futex_wake(&w, 1);
-    });
-    s.run(3 * kMs);
-    return Out{irqs.irqs, woke - before};
+    return testing_support::wake_an_idle_cpu(
+        exact_timers(m), kernel::default_config(kernel::KernelVersion::V7_0));
   };
-  const Out deep = run(100 * kUs), shallow = run(0);
+  const testing_support::IdleWakeup deep = run(100 * kUs), shallow = run(0);
   EXPECT_EQ(shallow.target_irqs, 0);
   EXPECT_GT(deep.target_irqs, 0);
   EXPECT_GE(deep.wake_to_run, 100 * kUs);

@@ -322,4 +322,32 @@ struct IrqCounter : kernel::TraceSink {
   }
 };
 
+// A futex wakeup from CPU 0 at 1 ms of a thread waiting on CPU 1, idle by then: the waker's
+// cost, the time from the wake to the wakee running, and CPU 1's interrupts from the wake on.
+struct IdleWakeup {
+  sim::Time waker_cost = 0, wake_to_run = 0;
+  int target_irqs = 0;
+};
+inline IdleWakeup wake_an_idle_cpu(const hw::Machine& m, const kernel::KernelConfig& cfg) {
+  Sim s(m, cfg);
+  IrqCounter irqs;
+  irqs.cpu = 1;
+  s.k->set_trace_sink(&irqs);
+  kernel::UserWord w;
+  sim::Time before = 0, after = 0, woke = 0;
+  s.spawn(on({1}), [&](user::Thread& t) -> user::Program {
+    co_await t.futex_wait(&w, 0);
+    woke = t.now();
+  });
+  s.spawn(on({0}), [&](user::Thread& t) -> user::Program {
+    co_await t.nanosleep(sim::kNsecPerMsec);  // CPU 1 idles by then
+    before = t.now();
+    irqs.from = before;
+    co_await t.futex_wake(&w, 1);
+    after = t.now();
+  });
+  s.run(5 * sim::kNsecPerMsec);
+  return IdleWakeup{after - before, woke - before, irqs.irqs};
+}
+
 }  // namespace testing_support

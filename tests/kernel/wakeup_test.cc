@@ -215,39 +215,12 @@ TEST(Wakeup, QueuedCallsComeOnTheCallFunctionVectorAReschedOnTheRescheduleOne) {
   }
 }
 
-// A futex wakeup from CPU 0 of a thread waiting on idle CPU 1: the waker's cost, the time
-// from the wake to the wakee running, and CPU 1's interrupts meanwhile.
-struct IdleWakeup {
-  sim::Time waker_cost = 0, wake_to_run = 0;
-  int target_irqs = 0;
-};
+using testing_support::IdleWakeup;
 IdleWakeup wake_an_idle_cpu(bool polling, sim::Time idle_exit_ns) {
   hw::Machine m = flat_machine(4);
   m.costs.idle_polling = polling;
   m.costs.idle_exit_ns = idle_exit_ns;
-  Sim s(m, kernel::default_config(kernel::KernelVersion::V6_18));
-  testing_support::IrqCounter irqs;
-  irqs.cpu = 1;
-  s.k->set_trace_sink(&irqs);
-  kernel::UserWord w;
-  sim::Time before = 0, after = 0, woke = 0;
-  kernel::TaskAttr on1;
-  on1.cpus = {1};
-  s.spawn(on1, [&](user::Thread& t) -> user::Program {
-    co_await t.futex_wait(&w, 0);
-    woke = t.now();
-  });
-  kernel::TaskAttr on0;
-  on0.cpus = {0};
-  s.spawn(on0, [&](user::Thread& t) -> user::Program {
-    co_await t.nanosleep(sim::kNsecPerMsec);  // CPU 1 idles by then
-    before = t.now();
-    irqs.from = before;
-    co_await t.futex_wake(&w, 1);
-    after = t.now();
-  });
-  s.run(5 * sim::kNsecPerMsec);
-  return IdleWakeup{after - before, woke - before, irqs.irqs};
+  return testing_support::wake_an_idle_cpu(m, kernel::default_config(kernel::KernelVersion::V6_18));
 }
 
 // call_function_single_prep_ipi(): a wakeup queued for an idle CPU whose idle loop polls
