@@ -428,18 +428,19 @@ TEST(Haltpoll, TheWindowGrowsAfterShortHaltsAndShrinksAfterLongOnes) {
 
 // A guest with cpuidle-haltpoll: a thread woken every 20 us by a futex from a busy vCPU.
 // Its first short halt opens the window (50 us) and from then its vCPU polls through each
-// gap, so the wakeups send no IPI (no halted vCPU to kick) and run without the halt's exit;
-// without the driver every wakeup kicks a halted vCPU. Gaps of 80 us would not do: the poll
+// gap, so the wakeups send no IPI (no halted vCPU to kick) and run without the halt's exit
+// (however long it is); without the driver every wakeup kicks a halted vCPU. Gaps of 80 us would not do: the poll
 // times out, the halt that follows (30 us) is shorter than the window, and it never grows.
 TEST(IdleLoop, HaltpollPollsAfterAShortHaltSoWakeupsNeedNoIpi) {
   struct Out {
     int target_irqs = 0;
     sim::Time last_wake_to_run = 0;
   };
-  auto run = [](bool haltpoll) {
+  auto run = [](bool haltpoll, sim::Time halt_exit = 0) {
     hw::Machine m;
     EXPECT_TRUE(hw::load_machine("vm50", &m).ok());
     m.costs.cpuidle_haltpoll = haltpoll;
+    if (halt_exit > 0) m.costs.idle_exit_ns = halt_exit;
     Sim s(exact_timers(m), kernel::default_config(kernel::KernelVersion::V7_0));
     testing_support::IrqCounter irqs;
     irqs.cpu = 1;
@@ -473,6 +474,8 @@ TEST(IdleLoop, HaltpollPollsAfterAShortHaltSoWakeupsNeedNoIpi) {
   EXPECT_GE(halt.target_irqs, 20);
   EXPECT_LE(poll.target_irqs, 2);
   EXPECT_LT(poll.last_wake_to_run, halt.last_wake_to_run);
+  // The poll state is software polling: no state to leave, whatever the halt's exit costs.
+  EXPECT_EQ(run(true, 50 * kUs).last_wake_to_run, poll.last_wake_to_run);
 }
 
 // poll_idle() runs with interrupts enabled: an interrupt that wakes nothing is handled inside
