@@ -63,9 +63,6 @@ void ipi_timer_fn(sim::Timer* t, sim::Time now) {
   // MWAIT state (idle_polling) after that state's exit latency too, haltpoll's software
   // poll at once (no state to leave).
   if (cpu_idle_exit_defer(rq, t, now)) return;
-  const unsigned bits = rq->ex.ipi_pending;
-  rq->ex.ipi_pending = 0;
-  rq->ex.ipi_polled = false;
   if (polled) {
     // do_idle(), out of its polling loop, since set_nr_if_polling() set need_resched():
     // flush_smp_call_function_queue() runs the queued calls, wakeups and the NOHZ kick's
@@ -74,12 +71,15 @@ void ipi_timer_fn(sim::Timer* t, sim::Time now) {
     // runs before the flush, at the same instant here).
     rq->k->set_current(rq->curr, rq->cpu);
     cpu_enter_kernel(rq, now);
-    flush_smp_call_function_queue(rq, bits);
+    flush_polled_ipi(rq);
     schedule(rq, /*preempt=*/false);
     exit_to_user_mode_loop(rq, /*from_irq=*/false);
     cpu_return_to_user(rq);
     return;
   }
+  const unsigned bits = rq->ex.ipi_pending;
+  rq->ex.ipi_pending = 0;
+  rq->ex.ipi_polled = false;
   irqentry_enter(rq, now);
   // scheduler_ipi() -> preempt_fold_need_resched(): a hard request set from afar is folded
   // into this CPU's preempt_count.
@@ -103,10 +103,11 @@ void ipi_timer_fn(sim::Timer* t, sim::Time now) {
   irqentry_exit(rq);
 }
 
-// do_idle() leaving its loop after an interrupt that set need_resched, or with polled work
-// queued (set_nr_if_polling() set the flag as it queued it): flush_smp_call_function_queue()
-// runs that work before schedule_idle(), so a polled wakeup whose notice was still due (an
-// MWAIT exit under way) joins this pick, and no interrupt comes for it. True if it ran any.
+// do_idle() leaving its loop with polled work queued (set_nr_if_polling() set the flag as it
+// queued it), noticed by polling (ipi_timer_fn()) or after an interrupt that woke the CPU:
+// flush_smp_call_function_queue() runs that work before schedule_idle(), so a polled wakeup
+// whose notice was still due (an MWAIT exit under way) joins this pick, and no interrupt
+// comes for it. True if it ran any.
 bool flush_polled_ipi(rq* rq) {
   if (!rq->ex.ipi_polled || rq->ex.ipi_pending == 0) return false;
   const unsigned bits = rq->ex.ipi_pending;

@@ -37,7 +37,7 @@ void cpuidle_idle_call(rq* rq) {
     const bool stop_tick =
         menu_select(&c, states, tick, nohz ? tick_nohz_get_sleep_length(rq, now) : tick,
                     nohz ? tick_nohz_next_clock_event(rq, now) : tick, v612(k));
-    if (k->cfg_.nohz_idle && (stop_tick || c.tick_stopped)) tick_nohz_idle_stop_tick(rq);
+    if (nohz && (stop_tick || c.tick_stopped)) tick_nohz_idle_stop_tick(rq);
   } else if (costs.cpuidle_haltpoll) {
     const bool stop_tick = haltpoll_select(&c);
     if (k->cfg_.nohz_idle && (stop_tick || c.tick_stopped)) tick_nohz_idle_stop_tick(rq);

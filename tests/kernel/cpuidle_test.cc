@@ -429,8 +429,9 @@ TEST(Haltpoll, TheWindowGrowsAfterShortHaltsAndShrinksAfterLongOnes) {
 // A guest with cpuidle-haltpoll: a thread woken every 20 us by a futex from a busy vCPU.
 // Its first short halt opens the window (50 us) and from then its vCPU polls through each
 // gap, so the wakeups send no IPI (no halted vCPU to kick) and run without the halt's exit
-// (however long it is); without the driver every wakeup kicks a halted vCPU. Gaps of 80 us would not do: the poll
-// times out, the halt that follows (30 us) is shorter than the window, and it never grows.
+// (however long it is); without the driver every wakeup kicks a halted vCPU. Gaps of 80 us
+// would not do: the poll times out, the halt that follows (30 us) is shorter than the window,
+// and it never grows.
 TEST(IdleLoop, HaltpollPollsAfterAShortHaltSoWakeupsNeedNoIpi) {
   struct Out {
     int target_irqs = 0;
