@@ -29,7 +29,7 @@ struct Costs {
   sim::Time line_xsocket_ns = 200;       // ... across sockets
   sim::Time copy_from_user_word_ns = 10; // STAC/CLAC + a checked load, L1 hit
   sim::Time idle_exit_ns = 2000;         // leaving the idle state for an interrupt (latency)
-  sim::Time newidle_balance_ns = 3000;   // cost of one newly-idle balance attempt
+  sim::Time newidle_balance_ns = 3000;   // cost of one balance pass (newly idle or periodic)
   // task_mm_cid_work(): per possible CPU visited, both passes (old slots, then cids above
   // the weight): that CPU's rq->clock and rq->curr and the mm's slot, remote lines.
   sim::Time mm_cid_scan_cpu_ns = 200;

@@ -68,7 +68,9 @@ const std::vector<CostSetting> kCosts = {
     SCHEDLAB_NS_COST(line_xsocket_ns, "one cache-line transfer across sockets"),
     SCHEDLAB_NS_COST(copy_from_user_word_ns, "STAC/CLAC + a checked load, L1 hit"),
     SCHEDLAB_NS_COST(idle_exit_ns, "leaving the idle state for an interrupt (latency)"),
-    SCHEDLAB_NS_COST(newidle_balance_ns, "one newly-idle balance attempt"),
+    SCHEDLAB_NS_COST(newidle_balance_ns,
+                     "one balance pass, newly idle or periodic (the NOHZ idle balance pays one "
+                     "per idle CPU it balances)"),
     SCHEDLAB_NS_COST(clone_ns,
                      "a parent creating one thread (`pthread_create()`: `clone()` and the stack): "
                      "the launcher task spends this much of its CPU time in the kernel on each "

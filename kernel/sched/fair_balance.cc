@@ -249,7 +249,7 @@ bool update_newidle_cost(const KernelImpl* k, sched_domain& sd, u64 cost) {
 // balance a level. Every visit decays the domains' newidle costs (update_newidle_cost(sd,
 // 0)), going on past that point while a decay happened, and after a decay the CPU's
 // max_idle_balance_cost becomes their sum, at least the migration cost.
-void sched_balance_domains(rq* rq, bool idle) {
+bool sched_balance_domains(rq* rq, bool idle) {
   KernelImpl* k = rq->k;
   const u64 j = k->jiffies();
   u64 next = j + 60 * static_cast<u64>(k->cfg_.hz);
@@ -281,7 +281,7 @@ void sched_balance_domains(rq* rq, bool idle) {
     rq->max_idle_balance_cost = std::max(static_cast<u64>(k->cfg_.migration_cost_ns), max_cost);
   rq->next_balance = next;
   if (attempted) sd_idle_next_balance_update(rq);
-  if (attempted) cpu_charge(rq, k->machine_.costs.newidle_balance_ns);
+  return attempted;
 }
 
 // sched_balance_trigger(): from the tick, balance when due (SCHED_SOFTIRQ) and kick the
@@ -291,7 +291,8 @@ void sched_balance_trigger(rq* rq) {
   if (k->jiffies() >= rq->next_balance) {
     // sched_balance_softirq(): this CPU's blocked load first.
     sched_balance_update_blocked_averages(rq);
-    sched_balance_domains(rq, rq->curr->is_idle);
+    if (sched_balance_domains(rq, rq->curr->is_idle))
+      cpu_charge(rq, k->machine_.costs.newidle_balance_ns);
   }
   nohz_balancer_kick(rq);
 }

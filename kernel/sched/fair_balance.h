@@ -73,7 +73,9 @@ rq* sched_balance_find_src_rq(KernelImpl* k, const lb_env& env, int group);
 // ---- fair_balance.cc (also run by idle balancing in fair_idle_balance.cc) ----
 int sched_balance_rq(rq* this_rq, sched_domain& sd, cpu_idle_type idle, bool* continue_balancing);
 bool update_newidle_cost(const KernelImpl* k, sched_domain& sd, u64 cost);
-void sched_balance_domains(rq* rq, bool idle);
+// Balances rq's due domains; true if it balanced one. The pass costs the CPU running it,
+// rq's own or, from the NOHZ idle balance, the kicked one (newidle_balance_ns).
+bool sched_balance_domains(rq* rq, bool idle);
 
 // msecs_to_jiffies(): rounds up.
 inline u64 ms_to_jiffies(const KernelImpl* k, s64 ms) {

@@ -168,7 +168,9 @@ static void _nohz_idle_balance(struct rq* this_rq, unsigned flags, bool newly_id
       if (j > rq->last_blocked_load_update_tick) sched_balance_update_blocked_averages(rq);
       has_blocked_load |= rq->cfs.avg.load_avg || rq->cfs.avg.util_avg;  // cfs_rq_has_blocked()
     }
-    if ((flags & NOHZ_BALANCE_KICK) && j >= rq->next_balance) sched_balance_domains(rq, true);
+    // The pass on behalf of an idle CPU runs here, on the kicked CPU, which pays for it.
+    if ((flags & NOHZ_BALANCE_KICK) && j >= rq->next_balance && sched_balance_domains(rq, true))
+      cpu_charge(this_rq, k->machine_.costs.newidle_balance_ns);
     if (next_balance > rq->next_balance) {
       next_balance = rq->next_balance;
       update_next_balance = true;

@@ -336,6 +336,36 @@ TEST(NewidleBalance, MeasuredCostDecaysAboutOnePercentASecondAtThePeriodicBalanc
   EXPECT_EQ(s.k->rq_of(0)->max_idle_balance_cost, 500000u);
 }
 
+// The NOHZ idle balance runs the due balance of every idle CPU on the kicked one
+// (_nohz_idle_balance() -> sched_balance_domains() on their runqueues): the kicked CPU pays
+// for each pass, its own included, and the CPUs balanced for are left in their idle states.
+TEST(NohzIdleBalance, TheKickedCpuPaysForThePassesItRunsForIdleCpus) {
+  Sim s(testing_support::flat_machine(4));
+  s.k->start();
+  s.engine.run_until(100 * sim::kNsecPerMsec);
+  const sim::Time now = s.engine.now();
+  sim::Time kwork[4];
+  uint64_t irq_idle[4];
+  for (int c = 0; c < 4; ++c) {
+    kernel::rq* rq = s.k->rq_of(c);
+    ASSERT_TRUE(rq->curr->is_idle);
+    ASSERT_LE(rq->ex.kwork_until, now);
+    rq->next_balance = 0;  // every domain of every CPU due
+    for (kernel::sched_domain& sd : rq->sd) sd.last_balance = 0;
+    kwork[c] = rq->ex.kwork_until;
+    irq_idle[c] = rq->ex.irq_idle_ns;
+  }
+  kernel::rq* ilb = s.k->rq_of(0);
+  s.k->set_current(ilb->curr, 0);
+  s.k->nohz_flags = kernel::NOHZ_BALANCE_KICK;
+  kernel::nohz_idle_balance(ilb);
+  for (int c = 1; c < 4; ++c) {
+    EXPECT_EQ(s.k->rq_of(c)->ex.kwork_until, kwork[c]) << "CPU " << c;
+    EXPECT_EQ(s.k->rq_of(c)->ex.irq_idle_ns, irq_idle[c]) << "CPU " << c;
+  }
+  EXPECT_EQ(ilb->ex.kwork_until, now + 4 * s.k->machine_.costs.newidle_balance_ns);
+}
+
 // A queued task that a balance moves goes on waiting: its runqueue wait (schedstat wait_max,
 // wait_count) runs from its first enqueue to when it first runs, as update_stats_wait_end_fair()
 // keeps it across the move. CPU 0 runs a pinned nice -20 hog and CPU 1 a pinned 3 ms task;
