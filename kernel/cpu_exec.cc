@@ -130,6 +130,19 @@ bool cpu_in_haltpoll_poll(const rq* rq) {
   return c.state == kHaltpollPoll && c.time_start >= 0;
 }
 
+bool cpu_idle_polling(const rq* rq, sim::Time now) {
+  if (!rq->curr->is_idle) return false;
+  const hw::Costs& costs = rq->k->machine_.costs;
+  if (costs.cpuidle_haltpoll && cpu_in_haltpoll_poll(rq)) return true;
+  if (!costs.idle_polling) return false;
+  const cpuidle_cpu& c = rq->k->cpuidle[static_cast<size_t>(rq->cpu)];
+  return c.polling_from <= now && !cpu_in_deep_idle(rq, now);
+}
+
+void idle_clr_polling(rq* rq) {
+  rq->k->cpuidle[static_cast<size_t>(rq->cpu)].polling_from = kPollingClear;
+}
+
 bool cpu_in_deep_idle(const rq* rq, sim::Time now) {
   if (!rq->k->machine_.costs.has_deep_idle() || !rq->curr->is_idle) return false;
   const cpuidle_cpu& c = rq->k->cpuidle[static_cast<size_t>(rq->cpu)];
@@ -228,10 +241,9 @@ void cpu_switch(rq* rq, task_struct* prev, task_struct* next, sim::Time now) {
       k->nr_idle_cpus--;
     }
     smt_update_sibling(k, rq->cpu, !next->is_idle, now);
-    if (next->is_idle)
-      do_idle_enter(rq);
-    else
-      do_idle_exit(rq);
+    // Leaving idle ends do_idle() (its idle state, a stopped tick); entering it, the caller
+    // runs do_idle() once the switch is charged (__schedule()).
+    if (!next->is_idle) do_idle_exit(rq);
   }
   if (k->preemptible_sections) cpu_switch_sections(rq, prev, next, now);
   if (!next->is_idle) {

@@ -61,6 +61,15 @@ void haltpoll_timer_fn(sim::Timer* t, sim::Time now);
 // haltpoll: rq's CPU polls in its idle round (the poll state), so it needs no IPI and
 // takes interrupts without an exit.
 bool cpu_in_haltpoll_poll(const rq* rq);
+// set_nr_if_polling()'s test at `now`: rq's CPU is idle with TIF_POLLING_NRFLAG set, so
+// setting need_resched() wakes it without an IPI. An MWAIT state (idle_polling) polls from
+// the idle loop's round start through the state's exit, not while the CPU handles an
+// interrupt (the driver's MWAIT clears the flag before interrupts are enabled) nor in the
+// deep state; haltpoll's poll state polls through interrupts (poll_idle() takes them).
+bool cpu_idle_polling(const rq* rq, sim::Time now);
+// The idle task clears TIF_POLLING_NRFLAG: an interrupt is taken (the MWAIT state's exit
+// path), or do_idle() ends (__current_clr_polling()). The next round sets it again.
+void idle_clr_polling(rq* rq);
 // NO_HZ_IDLE (kernel/time/tick.cc): tick_nohz_idle_stop_tick(), asked by a round of the idle
 // loop, and the restart as the CPU leaves idle (tick_nohz_idle_exit()), each with its write
 // of the clock event device. tick_nohz_get_sleep_length(): what an idle governor reads, the

@@ -9,20 +9,17 @@
 namespace kernel {
 
 // smp_send_reschedule() / smp_call_function_single_async() / the NOHZ kick. An idle
-// target whose idle loop polls (MWAIT, not in a deep state; haltpoll's window) is sent no
-// interrupt for a reschedule, a queued wakeup, a NOHZ kick or cpu.max's unthrottle:
-// set_nr_if_polling() (resched_curr(), call_function_single_prep_ipi()) sets its
-// TIF_NEED_RESCHED, which it notices by a cache-line transfer, and it handles the queued
-// work in task context (ipi_timer_fn()).
+// target whose idle loop polls (cpu_idle_polling(): MWAIT outside an interrupt and the deep
+// state; haltpoll's window) is sent no interrupt for a reschedule, a queued wakeup, a NOHZ
+// kick or cpu.max's unthrottle: set_nr_if_polling() (resched_curr(),
+// call_function_single_prep_ipi()) sets its TIF_NEED_RESCHED, which it notices by a
+// cache-line transfer, and it handles the queued work in task context (ipi_timer_fn()).
 void smp_send_ipi(KernelImpl* k, int cpu, unsigned bits) {
   rq* target = k->rq_of(cpu);
   const hw::Costs& c = k->machine_.costs;
   const int from = k->current_cpu() >= 0 ? k->current_cpu() : cpu;
-  const bool idle = target->curr->is_idle;
   constexpr unsigned kPolled = IPI_RESCHEDULE | IPI_CALL_FUNC | IPI_NOHZ_KICK | IPI_CFSB_CSD;
-  const bool polled = idle && !(bits & ~kPolled) &&
-                      ((c.idle_polling && !cpu_in_deep_idle(target, k->now())) ||
-                       (c.cpuidle_haltpoll && cpu_in_haltpoll_poll(target)));
+  const bool polled = !(bits & ~kPolled) && cpu_idle_polling(target, k->now());
   sim::Time when = k->now();
   if (polled) {
     when += k->line_transfer_ns(from, cpu);
@@ -71,6 +68,7 @@ void ipi_timer_fn(sim::Timer* t, sim::Time now) {
     // runs before the flush, at the same instant here).
     rq->k->set_current(rq->curr, rq->cpu);
     cpu_enter_kernel(rq, now);
+    idle_clr_polling(rq);  // do_idle(): __current_clr_polling() before the flush
     flush_polled_ipi(rq);
     schedule(rq, /*preempt=*/false);
     exit_to_user_mode_loop(rq, /*from_irq=*/false);

@@ -517,12 +517,17 @@ void __schedule(rq* rq, bool preempt, bool sm_preempt) {
   rseq_sched_switch_event(next);                 // context_switch(): next was scheduled in
   lb_view_update(rq);
   dl_server_update_defer(rq);
-  if (next->is_idle) {
-    update_idle_core(rq);         // set_next_task_idle()
-    nohz_run_idle_balance(rq);    // do_idle(), before the tick is stopped
-  }
+  if (next->is_idle) update_idle_core(rq);  // set_next_task_idle()
   cpu_switch(rq, prev, next, k->now());
   cpu_charge(rq, k->machine_.costs.context_switch_ns);
+  if (next->is_idle) {
+    // The idle task returns from the switch (finish_task_switch()) into do_idle():
+    // nohz_run_idle_balance(), then the loop's first round, whose idle state starts once the
+    // switch is done.
+    nohz_run_idle_balance(rq);
+    do_idle_enter(rq);
+    return;
+  }
   // A task that blocked in a syscall goes on with the syscall's exit path now it is back.
   if (next->syscall_exit_pending) {
     next->syscall_exit_pending = false;

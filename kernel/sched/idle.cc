@@ -25,6 +25,9 @@ void cpuidle_idle_call(rq* rq) {
   cpuidle_cpu& c = cpuidle_of(rq);
   const sim::Time now = k->now();
   const hw::Costs& costs = k->machine_.costs;
+  // TIF_POLLING_NRFLAG is set for the round once the CPU's kernel work before it (the switch
+  // to idle, an interrupt) is done: do_idle()'s __current_set_polling(), exit_idle's.
+  c.polling_from = std::max(now, rq->ex.kwork_until);
   if (costs.has_deep_idle()) {
     // menu_select() picks the state in every round, and the tick only matters with NO_HZ.
     const idle_states states{{costs.idle_exit_ns, costs.idle_deep_exit_ns},
@@ -112,6 +115,7 @@ void do_idle_loop(rq* rq) {
 }
 
 void do_idle_exit(rq* rq) {
+  cpuidle_of(rq).polling_from = kPollingClear;  // __current_clr_polling()
   cpuidle_state_end(rq, rq->k->now());
   if (rq->k->cfg_.nohz_idle) tick_nohz_idle_restart_tick(rq);
 }

@@ -365,6 +365,78 @@ TEST(IdleLoop, ACpuIdleSinceTheStartIsInTheDeepState) {
   EXPECT_LT(start_delay(0), 10 * kUs);
 }
 
+// set_nr_if_polling() finds TIF_POLLING_NRFLAG clear while an idle CPU handles an interrupt
+// (the MWAIT state's driver clears it on the way out; the loop's next round sets it again):
+// a reschedule request then takes an IPI, where in the state it is noticed by polling.
+TEST(IdleLoop, AnIdleCpuHandlingAnInterruptDoesNotPoll) {
+  hw::Machine m = flat_machine(2);
+  m.costs.idle_polling = true;
+  m.costs.idle_exit_ns = 1 * kUs;
+  m.costs.tick_handler_ns = 50 * kUs;
+  kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
+  cfg.nohz_idle = false;  // the idle CPU keeps its tick
+  Sim s(exact_timers(m), cfg);
+  testing_support::IrqCounter irqs;
+  irqs.cpu = 1;
+  irqs.timers = false;
+  s.k->set_trace_sink(&irqs);
+  s.k->start();
+  s.engine.run_until(10 * kMs);
+  kernel::rq* rq = s.k->rq_of(1);
+  ASSERT_TRUE(rq->curr->is_idle);
+  EXPECT_TRUE(kernel::cpu_idle_polling(rq, s.engine.now()));
+  const sim::Time tick = rq->ex.tick_timer.expires;
+  s.engine.run_until(tick + 11 * kUs);  // the tick's handler began at tick + 1 us
+  const sim::Time now = s.engine.now();
+  ASSERT_TRUE(rq->curr->is_idle);
+  ASSERT_GT(rq->ex.kwork_until, now + 30 * kUs);
+  EXPECT_FALSE(kernel::cpu_idle_polling(rq, now));
+  irqs.from = now;
+  s.k->set_current(nullptr, -1);  // from outside the machine
+  kernel::resched_curr(rq);
+  EXPECT_NE(rq->ex.ipi_pending & kernel::IPI_RESCHEDULE, 0u);
+  EXPECT_FALSE(rq->ex.ipi_polled);
+  s.engine.run_until(tick + 200 * kUs);  // the IPI came, and the loop went round again
+  EXPECT_EQ(irqs.irqs, 1);
+  EXPECT_TRUE(rq->curr->is_idle);
+  EXPECT_FALSE(rq->curr->thread_flags & kernel::TIF_NEED_RESCHED);
+  EXPECT_TRUE(kernel::cpu_idle_polling(rq, s.engine.now()));
+}
+
+// do_idle() runs once the switch to the idle task is done (finish_task_switch()): the idle
+// state and TIF_POLLING_NRFLAG start when the switch's cost is paid, so a reschedule
+// request during the switch takes an IPI, and the state's residency leaves the switch out.
+TEST(IdleLoop, TheIdleRoundStartsOnceTheSwitchToIdleIsDone) {
+  hw::Machine m = flat_machine(2);
+  m.costs.idle_polling = true;
+  m.costs.context_switch_ns = 200 * kUs;
+  Sim s(exact_timers(m));
+  kernel::UserWord w;
+  sim::Time blocked = 0;
+  kernel::TaskAttr on1;
+  on1.cpus = {1};
+  s.spawn(on1, [&](user::Thread& t) -> user::Program {
+    co_await t.compute(kMs);
+    blocked = t.now();
+    co_await t.futex_wait(&w, 0);
+  });
+  s.k->start();
+  while (blocked == 0 && s.engine.now() < 5 * kMs) s.engine.run_until(s.engine.now() + kUs);
+  ASSERT_GT(blocked, 0);
+  s.engine.run_until(blocked + 100 * kUs);
+  kernel::rq* rq = s.k->rq_of(1);
+  const sim::Time now = s.engine.now();
+  ASSERT_TRUE(rq->curr->is_idle);
+  ASSERT_GT(rq->ex.kwork_until, now);  // still switching
+  const kernel::cpuidle_cpu& c = s.k->cpuidle[1];
+  EXPECT_EQ(c.time_start, rq->ex.kwork_until);
+  EXPECT_FALSE(kernel::cpu_idle_polling(rq, now));
+  EXPECT_TRUE(kernel::cpu_idle_polling(rq, rq->ex.kwork_until));
+  s.k->set_current(nullptr, -1);
+  kernel::resched_curr(rq);
+  EXPECT_FALSE(rq->ex.ipi_polled);
+}
+
 // Without NO_HZ_IDLE the governor's sleep length is a tick (the tick_nohz_get_sleep_length()
 // stub), so a deep state whose target residency is longer than a tick is never picked; with
 // it, a CPU idle since the start (no history, no timer) takes that state.
