@@ -3,6 +3,7 @@
 // and are balanced, on every level (SMT, MC, PKG, NUMA).
 #include <gtest/gtest.h>
 
+#include "kernel/cpu_exec.h"
 #include "tests/kernel/harness.h"
 
 namespace {
@@ -194,6 +195,39 @@ TEST(ActiveBalance, AnIdleCorePullsARunningHogFromACoreRunningTwo) {
   EXPECT_EQ(cores_used_after_the_short_hogs_exit(false), 2);
   // The same run where failures never reach cache_nice_tries + 2: the hogs stay packed.
   EXPECT_EQ(cores_used_after_the_short_hogs_exit(true), 1);
+}
+
+// The CPU stopper woken on a CPU that went idle before it ran (stop_one_cpu_nowait() from a
+// balance that saw a task running there): it finds nothing to move, the CPU switches to it
+// and back to idle (two switches), and need_resched() ends do_idle(): the new do_idle()
+// restarts the stopped tick, which without a cpuidle driver 7.0's idle loop keeps in its
+// first round, and starts its idle state once both switches are done.
+TEST(ActiveBalance, AStopperWokenOnAnIdleCpuRoundTripsIntoANewIdleLoop) {
+  hw::Machine m = testing_support::flat_machine(2);
+  m.costs.cpuidle_menu = false;
+  Sim s(m);
+  s.k->start();
+  s.engine.run_until(20 * sim::kNsecPerMsec);
+  kernel::rq* rq = s.k->rq_of(1);
+  const kernel::cpuidle_cpu& c = s.k->cpuidle[1];
+  ASSERT_TRUE(rq->curr->is_idle);
+  ASSERT_TRUE(c.tick_stopped);
+  const uint64_t irq_idle = rq->ex.irq_idle_ns;
+  s.k->set_current(nullptr, -1);  // from outside the machine
+  rq->active_balance = true;
+  rq->push_cpu = 0;
+  kernel::smp_send_ipi(s.k.get(), 1, kernel::IPI_CPU_STOP);
+  s.engine.run_until(s.engine.now() + 100 * sim::kNsecPerUsec);
+  const hw::Costs& costs = s.k->machine_.costs;
+  EXPECT_FALSE(rq->active_balance);
+  EXPECT_TRUE(rq->curr->is_idle);
+  EXPECT_FALSE(rq->curr->thread_flags & kernel::TIF_NEED_RESCHED);
+  EXPECT_EQ(rq->nr_switches, 0u);  // idle -> stopper -> idle: no task ran
+  EXPECT_GE(rq->ex.irq_idle_ns - irq_idle,
+            static_cast<uint64_t>(2 * costs.context_switch_ns + costs.irq_entry_ns));
+  EXPECT_FALSE(c.tick_stopped);
+  EXPECT_TRUE(rq->ex.tick_timer.armed);
+  EXPECT_EQ(c.time_start, rq->ex.kwork_until);
 }
 
 // NI_RANDOM (7.0): a domain's newly-idle balancing runs only as often as it succeeds. Two
