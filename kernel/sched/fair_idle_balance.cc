@@ -144,6 +144,15 @@ void nohz_balancer_kick(rq* rq) {
   }
 }
 
+// The walk below runs at one instant and charges its passes to this CPU's kernel work, so a
+// wakeup Linux would see between passes is one still due: a sleep timer of this CPU whose
+// interrupt comes before the passes so far end. It wakes its task here (the CPU is idle),
+// which sets need_resched() and stops the walk.
+static bool sleep_timer_due(const struct rq* this_rq) {
+  const hrtimer_sleeper_base& b = this_rq->k->hrtimer_bases[static_cast<size_t>(this_rq->cpu)];
+  return !b.heap.empty() && b.heap.front().expires <= kernel_clock(this_rq, this_rq->k->now());
+}
+
 // _nohz_idle_balance(): run on the kicked CPU, over the idle CPUs from the next one round to
 // itself: decay their blocked load (at most once a jiffy each), balance those that are due;
 // stop if work arrived here meanwhile. A CPU just going idle (newly_idle) is not in
@@ -159,7 +168,8 @@ static void _nohz_idle_balance(struct rq* this_rq, unsigned flags, bool newly_id
   // wrapped without a divide
   for (int i = 1, c = this_rq->cpu + 1 == n ? 0 : this_rq->cpu + 1; i <= n; ++i, c = c + 1 == n ? 0 : c + 1) {
     if (!nohz_idle_cpu(k, c) || (newly_idle && c == this_rq->cpu)) continue;
-    if (!available_idle_cpu(k, this_rq->cpu) && test_tsk_need_resched(this_rq->curr)) {
+    if ((!available_idle_cpu(k, this_rq->cpu) && test_tsk_need_resched(this_rq->curr)) ||
+        sleep_timer_due(this_rq)) {
       if (flags & NOHZ_STATS_KICK) k->nohz_has_blocked = true;  // abort: a later kick
       return;                                                   // takes it up
     }

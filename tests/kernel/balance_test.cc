@@ -400,6 +400,37 @@ TEST(NohzIdleBalance, TheKickedCpuPaysForThePassesItRunsForIdleCpus) {
   EXPECT_EQ(ilb->ex.kwork_until, now + 4 * s.k->machine_.costs.newidle_balance_ns);
 }
 
+// The walk stops once this CPU has work: a sleep timer of the kicked CPU whose interrupt comes
+// during the second pass wakes its task there, and need_resched() ends the walk before the
+// third (Linux's check at each CPU of the loop). The rest is left to a later kick.
+TEST(NohzIdleBalance, ASleepTimerDueOnTheKickedCpuEndsTheWalk) {
+  Sim s(testing_support::flat_machine(4), testing_support::exact_sleeps());
+  kernel::TaskAttr on0;
+  on0.cpus = {0};
+  s.spawn(on0, [](user::Thread& t) -> user::Program {
+    co_await t.nanosleep(200 * sim::kNsecPerMsec);
+  });
+  s.k->start();
+  s.engine.run_until(100 * sim::kNsecPerMsec);
+  ASSERT_EQ(s.k->hrtimer_bases[0].heap.size(), 1u);
+  const sim::Time pass = s.k->machine_.costs.newidle_balance_ns;
+  const sim::Time expires = s.k->hrtimer_bases[0].heap.front().expires;
+  s.engine.run_until(expires - pass * 3 / 2);
+  const sim::Time now = s.engine.now();
+  for (int c = 0; c < 4; ++c) {
+    kernel::rq* rq = s.k->rq_of(c);
+    ASSERT_TRUE(rq->curr->is_idle);
+    ASSERT_LE(rq->ex.kwork_until, now);
+    rq->next_balance = 0;
+    for (kernel::sched_domain& sd : rq->sd) sd.last_balance = 0;
+  }
+  kernel::rq* ilb = s.k->rq_of(0);
+  s.k->set_current(ilb->curr, 0);
+  s.k->nohz_flags = kernel::NOHZ_BALANCE_KICK;
+  kernel::nohz_idle_balance(ilb);
+  EXPECT_EQ(ilb->ex.kwork_until, now + 2 * pass);
+}
+
 // A queued task that a balance moves goes on waiting: its runqueue wait (schedstat wait_max,
 // wait_count) runs from its first enqueue to when it first runs, as update_stats_wait_end_fair()
 // keeps it across the move. CPU 0 runs a pinned nice -20 hog and CPU 1 a pinned 3 ms task;
