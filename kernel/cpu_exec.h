@@ -70,6 +70,10 @@ bool cpu_idle_polling(const rq* rq, sim::Time now);
 // The idle task clears TIF_POLLING_NRFLAG: an interrupt is taken (the MWAIT state's exit
 // path), or do_idle() ends (__current_clr_polling()). The next round sets it again.
 void idle_clr_polling(rq* rq);
+// A wakeup noticed by polling at `now` whose need_resched() was set during the round's own
+// work, before its idle state's start: call_cpuidle()'s current_clr_polling_and_test() saw
+// it and entered no state (-EBUSY: no residency, no reflect), so there is no state to leave.
+void cpuidle_polled_before_entry(rq* rq, sim::Time now);
 // NO_HZ_IDLE (kernel/time/tick.cc): tick_nohz_idle_stop_tick(), asked by a round of the idle
 // loop, and the restart as the CPU leaves idle (tick_nohz_idle_exit()), each with its write
 // of the clock event device. tick_nohz_get_sleep_length(): what an idle governor reads, the

@@ -54,6 +54,9 @@ struct alignas(128) cpuidle_cpu {
   sim::Time polling_from = 0;
   menu_device menu;
   bool poll_time_limit = false;  // haltpoll: dev->poll_time_limit, the last poll timed out
+  // set_nr_if_polling() set need_resched() before the round's state was entered (during the
+  // round's own work): call_cpuidle() enters no state.
+  bool enter_refused = false;
 };
 
 constexpr sim::Time kPollingClear = sim::kTimeMax;

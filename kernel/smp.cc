@@ -22,6 +22,8 @@ void smp_send_ipi(KernelImpl* k, int cpu, unsigned bits) {
   const bool polled = !(bits & ~kPolled) && cpu_idle_polling(target, k->now());
   sim::Time when = k->now();
   if (polled) {
+    cpuidle_cpu& ci = k->cpuidle[static_cast<size_t>(cpu)];
+    if (c.idle_polling && ci.time_start > when) ci.enter_refused = true;  // not in it yet
     when += k->line_transfer_ns(from, cpu);
   } else {
     when += c.ipi_latency_ns;
@@ -58,7 +60,9 @@ void ipi_timer_fn(sim::Timer* t, sim::Time now) {
   // An interrupt reaching an idle CPU in its idle state runs once the CPU has left it, as a
   // timer's does; IPIs sent meanwhile come with it. A write noticed by polling wakes an
   // MWAIT state (idle_polling) after that state's exit latency too, haltpoll's software
-  // poll at once (no state to leave).
+  // poll at once (no state to leave). One set before the state was entered kept the CPU
+  // from entering it.
+  if (polled && rq->k->machine_.costs.idle_polling) cpuidle_polled_before_entry(rq, now);
   if (cpu_idle_exit_defer(rq, t, now)) return;
   if (polled) {
     // do_idle(), out of its polling loop, since set_nr_if_polling() set need_resched():

@@ -28,6 +28,7 @@ void cpuidle_idle_call(rq* rq) {
   // TIF_POLLING_NRFLAG is set for the round once the CPU's kernel work before it (the switch
   // to idle, an interrupt) is done: do_idle()'s __current_set_polling(), exit_idle's.
   c.polling_from = std::max(now, rq->ex.kwork_until);
+  c.enter_refused = false;
   if (costs.has_deep_idle()) {
     // menu_select() picks the state in every round, and the tick only matters with NO_HZ.
     const idle_states states{{costs.idle_exit_ns, costs.idle_deep_exit_ns},
@@ -112,6 +113,15 @@ void do_idle_loop(rq* rq) {
   if (rq->k->machine_.costs.cpuidle_haltpoll && cpu_in_haltpoll_poll(rq)) return;
   cpuidle_state_end(rq, rq->k->now());
   cpuidle_idle_call(rq);
+}
+
+void cpuidle_polled_before_entry(rq* rq, sim::Time now) {
+  cpuidle_cpu& c = cpuidle_of(rq);
+  if (!c.enter_refused) return;
+  c.enter_refused = false;
+  if (c.time_start < 0 || c.time_start > now) return;  // (not reached yet: still awake)
+  c.time_start = -1;
+  if (rq->ex.idle_exit_until < now) rq->ex.idle_exit_until = now;  // nothing to leave
 }
 
 void do_idle_exit(rq* rq) {

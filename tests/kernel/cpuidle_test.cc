@@ -437,6 +437,46 @@ TEST(IdleLoop, TheIdleRoundStartsOnceTheSwitchToIdleIsDone) {
   EXPECT_FALSE(rq->ex.ipi_polled);
 }
 
+// A reschedule request noticed by polling, set while the CPU does its round's own work
+// before the state (here the tick's stop, a clock event write) and seen after the state's
+// start: call_cpuidle() found need_resched() set and entered no state, so the CPU does not
+// wait for the state's exit.
+TEST(IdleLoop, APolledWakeupSetBeforeTheStateIsEnteredWaitsForNoExit) {
+  constexpr sim::Time kWrite = 20 * kUs, kTransfer = 30 * kUs, kExit = 50 * kUs;
+  hw::Machine m = flat_machine(2);
+  m.costs.idle_polling = true;
+  m.costs.idle_exit_ns = kExit;
+  m.costs.hrtimer_program_ns = kWrite;
+  m.costs.line_llc_ns = kTransfer;
+  Sim s(exact_timers(m));
+  kernel::UserWord w;
+  sim::Time blocked = 0;
+  kernel::TaskAttr on1;
+  on1.cpus = {1};
+  s.spawn(on1, [&](user::Thread& t) -> user::Program {
+    co_await t.compute(kMs);
+    blocked = t.now();
+    co_await t.futex_wait(&w, 0);
+  });
+  s.k->start();
+  while (blocked == 0 && s.engine.now() < 5 * kMs) s.engine.run_until(s.engine.now() + kUs);
+  ASSERT_GT(blocked, 0);
+  kernel::rq* rq = s.k->rq_of(1);
+  const kernel::cpuidle_cpu& c = s.k->cpuidle[1];
+  ASSERT_TRUE(rq->curr->is_idle);
+  ASSERT_TRUE(c.tick_stopped);
+  const sim::Time round = c.polling_from;
+  ASSERT_EQ(c.time_start, round + kWrite);  // the state starts after the tick's stop
+  ASSERT_LT(s.engine.now(), round + 5 * kUs);
+  s.engine.run_until(round + 5 * kUs);
+  s.k->set_current(s.k->rq_of(0)->curr, 0);  // from idle CPU 0, one LLC line away
+  kernel::resched_curr(rq);  // polled; noticed at round + 35 us, in the state's time
+  ASSERT_TRUE(rq->ex.ipi_polled);
+  s.engine.run_until(round + 5 * kUs + kTransfer + kUs);
+  EXPECT_FALSE(rq->curr->thread_flags & kernel::TIF_NEED_RESCHED);  // schedule_idle() ran
+  EXPECT_EQ(c.last_residency_ns, 0u);  // no state: no residency
+}
+
 // Without NO_HZ_IDLE the governor's sleep length is a tick (the tick_nohz_get_sleep_length()
 // stub), so a deep state whose target residency is longer than a tick is never picked; with
 // it, a CPU idle since the start (no history, no timer) takes that state.
