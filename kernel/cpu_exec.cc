@@ -133,14 +133,10 @@ bool cpu_in_haltpoll_poll(const rq* rq) {
 bool cpu_idle_polling(const rq* rq, sim::Time now) {
   if (!rq->curr->is_idle) return false;
   const hw::Costs& costs = rq->k->machine_.costs;
-  if (costs.cpuidle_haltpoll && cpu_in_haltpoll_poll(rq)) return true;
-  if (!costs.idle_polling) return false;
   const cpuidle_cpu& c = rq->k->cpuidle[static_cast<size_t>(rq->cpu)];
+  if (costs.cpuidle_haltpoll && cpu_in_haltpoll_poll(rq)) return c.polling_from <= now;
+  if (!costs.idle_polling) return false;
   return c.polling_from <= now && !cpu_in_deep_idle(rq, now);
-}
-
-void idle_clr_polling(rq* rq) {
-  rq->k->cpuidle[static_cast<size_t>(rq->cpu)].polling_from = kPollingClear;
 }
 
 bool cpu_in_deep_idle(const rq* rq, sim::Time now) {

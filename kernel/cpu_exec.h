@@ -67,9 +67,6 @@ bool cpu_in_haltpoll_poll(const rq* rq);
 // interrupt (the driver's MWAIT clears the flag before interrupts are enabled) nor in the
 // deep state; haltpoll's poll state polls through interrupts (poll_idle() takes them).
 bool cpu_idle_polling(const rq* rq, sim::Time now);
-// The idle task clears TIF_POLLING_NRFLAG: an interrupt is taken (the MWAIT state's exit
-// path), or do_idle() ends (__current_clr_polling()). The next round sets it again.
-void idle_clr_polling(rq* rq);
 // A wakeup noticed by polling at `now` whose need_resched() was set during the round's own
 // work, before its idle state's start: call_cpuidle()'s current_clr_polling_and_test() saw
 // it and entered no state (-EBUSY: no residency, no reflect), so there is no state to leave.

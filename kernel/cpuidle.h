@@ -47,10 +47,9 @@ struct alignas(128) cpuidle_cpu {
   // interrupt, the loop's own work).
   sim::Time time_start = -1;
   uint64_t last_residency_ns = 0;  // dev->last_residency_ns of the last idle state
-  // The idle task's TIF_POLLING_NRFLAG, on a machine whose shallow state polls
-  // (idle_polling): set from this time on (the loop's round started: do_idle(),
-  // cpuidle_idle_call()'s exit_idle), kPollingClear while the CPU handles an
-  // interrupt or leaves do_idle().
+  // The idle task's TIF_POLLING_NRFLAG: set from this time on, when the idle loop's
+  // round started once the kernel work before it (the switch to idle, an interrupt)
+  // was done; clear before it.
   sim::Time polling_from = 0;
   menu_device menu;
   bool poll_time_limit = false;  // haltpoll: dev->poll_time_limit, the last poll timed out
@@ -59,7 +58,6 @@ struct alignas(128) cpuidle_cpu {
   bool enter_refused = false;
 };
 
-constexpr sim::Time kPollingClear = sim::kTimeMax;
 constexpr uint8_t kIdleShallow = 0;
 constexpr uint8_t kIdleDeep = 1;
 // cpuidle-haltpoll's states: the poll state (CPUIDLE_FLAG_POLLING) and the halt.

@@ -41,12 +41,19 @@ namespace {
 // flush_smp_call_function_queue(): the work queued for this CPU by smp_send_ipi(), in
 // __flush_smp_call_function_queue()'s order: the asynchronous calls and irq_work first
 // (cpu.max's unthrottles, the RT push), then the wakeups (sched_ttwu_pending()); the NOHZ
-// kick's balance last (nohz_csd_func() leaves it to SCHED_SOFTIRQ, at the interrupt's exit).
+// kick's balance last (nohz_csd_func() leaves it to SCHED_SOFTIRQ, at the interrupt's exit),
+// and only if the CPU is still idle: nohz_csd_func() takes the kick's flags either way and
+// raises the softirq only for an idle CPU (a task woken meanwhile keeps it busy).
 void flush_smp_call_function_queue(rq* rq, unsigned bits) {
   if (bits & IPI_CFSB_CSD) __cfsb_csd_unthrottle(rq);
   if (bits & IPI_RT_PUSH) rto_push_irq_work_func(rq);
   if (!rq->ex.wake_list.empty()) sched_ttwu_pending(rq);
-  if (bits & IPI_NOHZ_KICK) nohz_idle_balance(rq);
+  if (bits & IPI_NOHZ_KICK) {
+    if (available_idle_cpu(rq->k, rq->cpu))
+      nohz_idle_balance(rq);
+    else
+      rq->k->nohz_flags = 0;
+  }
 }
 
 }  // namespace
@@ -72,7 +79,6 @@ void ipi_timer_fn(sim::Timer* t, sim::Time now) {
     // runs before the flush, at the same instant here).
     rq->k->set_current(rq->curr, rq->cpu);
     cpu_enter_kernel(rq, now);
-    idle_clr_polling(rq);  // do_idle(): __current_clr_polling() before the flush
     flush_polled_ipi(rq);
     schedule(rq, /*preempt=*/false);
     exit_to_user_mode_loop(rq, /*from_irq=*/false);

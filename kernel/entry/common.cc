@@ -16,9 +16,6 @@ void irqentry_enter(rq* rq, sim::Time now) {
   // irqentry_enter_from_user_mode(): the interrupt hit user code (rseq event.user_irq).
   if (rq->ex.in_user && now >= rq->ex.user_since) rq->curr->slice.user_irq = true;
   cpu_enter_kernel(rq, now);
-  // An idle CPU takes the interrupt with TIF_POLLING_NRFLAG clear (its MWAIT state's driver
-  // cleared it on the way out); cpuidle_idle_call() sets it again for the next round.
-  if (rq->curr->is_idle && rq->k->machine_.costs.idle_polling) idle_clr_polling(rq);
   cpu_charge(rq, rq->k->machine_.costs.irq_entry_ns);
   rq->softirq.hardirq++;  // irq_enter_rcu(): HARDIRQ_OFFSET
 }

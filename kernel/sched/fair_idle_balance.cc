@@ -150,7 +150,11 @@ void nohz_balancer_kick(rq* rq) {
 // which sets need_resched() and stops the walk.
 static bool sleep_timer_due(const struct rq* this_rq) {
   const hrtimer_sleeper_base& b = this_rq->k->hrtimer_bases[static_cast<size_t>(this_rq->cpu)];
-  return !b.heap.empty() && b.heap.front().expires <= kernel_clock(this_rq, this_rq->k->now());
+  if (b.heap.empty()) return false;
+  // Its interrupt, as armed (the expiry plus the delivery's jitter).
+  const sim::Timer& t = b.heap.front().p->sleep_timer;
+  const sim::Time irq = t.armed ? t.expires : b.heap.front().expires;
+  return irq <= kernel_clock(this_rq, this_rq->k->now());
 }
 
 // _nohz_idle_balance(): run on the kicked CPU, over the idle CPUs from the next one round to

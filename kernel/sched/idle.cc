@@ -25,8 +25,11 @@ void cpuidle_idle_call(rq* rq) {
   cpuidle_cpu& c = cpuidle_of(rq);
   const sim::Time now = k->now();
   const hw::Costs& costs = k->machine_.costs;
-  // TIF_POLLING_NRFLAG is set for the round once the CPU's kernel work before it (the switch
-  // to idle, an interrupt) is done: do_idle()'s __current_set_polling(), exit_idle's.
+  // TIF_POLLING_NRFLAG is set for the round once the CPU's kernel work before it is done:
+  // do_idle()'s __current_set_polling() after the switch to idle, cpuidle_idle_call()'s
+  // exit_idle after an interrupt, which the MWAIT state's driver took with the flag clear.
+  // (Each kernel path here runs at one instant and ends in a round or a switch, so the flag
+  // is only ever read as this time.)
   c.polling_from = std::max(now, rq->ex.kwork_until);
   c.enter_refused = false;
   if (costs.has_deep_idle()) {
@@ -125,7 +128,6 @@ void cpuidle_polled_before_entry(rq* rq, sim::Time now) {
 }
 
 void do_idle_exit(rq* rq) {
-  cpuidle_of(rq).polling_from = kPollingClear;  // __current_clr_polling()
   cpuidle_state_end(rq, rq->k->now());
   if (rq->k->cfg_.nohz_idle) tick_nohz_idle_restart_tick(rq);
 }

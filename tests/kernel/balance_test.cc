@@ -400,6 +400,36 @@ TEST(NohzIdleBalance, TheKickedCpuPaysForThePassesItRunsForIdleCpus) {
   EXPECT_EQ(ilb->ex.kwork_until, now + 4 * s.k->machine_.costs.newidle_balance_ns);
 }
 
+// A NOHZ kick that finds its CPU busy (a task woke there while the IPI was on its way) does
+// no balancing: nohz_csd_func() drops the kick's flags and raises SCHED_SOFTIRQ only on an
+// idle CPU, so the running task pays the interrupt alone and the idle CPUs stay unbalanced.
+TEST(NohzIdleBalance, AKickReachingABusyCpuBalancesNothing) {
+  Sim s(testing_support::flat_machine(4));
+  kernel::TaskAttr on0;
+  on0.cpus = {0};
+  s.spawn(on0, hog_forever);
+  s.k->start();
+  s.engine.run_until(101 * sim::kNsecPerMsec);  // between two ticks (HZ=250)
+  for (int c = 0; c < 4; ++c) {
+    kernel::rq* rq = s.k->rq_of(c);
+    rq->next_balance = 0;
+    for (kernel::sched_domain& sd : rq->sd) sd.last_balance = 0;
+  }
+  kernel::rq* busy = s.k->rq_of(0);
+  ASSERT_FALSE(busy->curr->is_idle);
+  const uint64_t sys = busy->ex.sys_ns;
+  s.k->set_current(nullptr, -1);  // from outside the machine
+  s.k->nohz_flags = kernel::NOHZ_BALANCE_KICK;
+  kernel::smp_send_ipi(s.k.get(), 0, kernel::IPI_NOHZ_KICK);
+  s.engine.run_until(s.engine.now() + 50 * sim::kNsecPerUsec);
+  const hw::Costs& costs = s.k->machine_.costs;
+  EXPECT_EQ(s.k->nohz_flags, 0u);
+  EXPECT_EQ(busy->ex.sys_ns - sys, static_cast<uint64_t>(costs.irq_entry_ns + costs.irq_exit_ns));
+  for (int c = 1; c < 4; ++c)
+    for (const kernel::sched_domain& sd : s.k->rq_of(c)->sd)
+      EXPECT_EQ(sd.last_balance, 0u) << "CPU " << c;
+}
+
 // The walk stops once this CPU has work: a sleep timer of the kicked CPU whose interrupt comes
 // during the second pass wakes its task there, and need_resched() ends the walk before the
 // third (Linux's check at each CPU of the loop). The rest is left to a later kick.

@@ -74,6 +74,25 @@ TEST(Socket, DatagramDeliveredByNetRxWakesABlockedRecvmsg) {
   EXPECT_TRUE(sk(s, sock).wait.empty());
 }
 
+// The same wake-up when the reader sleeps on the queue's own CPU, idle: NET_RX runs at the
+// NIC interrupt's exit there, and do_idle() finds the woken reader to run once that work is
+// done, with no other interrupt needed.
+TEST(Socket, ARecvmsgBlockedOnTheQueuesIdleCpuRunsOnceNetRxWakesIt) {
+  Sim s(exact_timers(flat_machine(2)), net_cfg());
+  const int sock = s.k->add_udp_socket({});
+  int64_t ret = -1;
+  sim::Time returned = 0;
+  s.spawn(on_cpu(0, "server"), [&](user::Thread& t) -> user::Program {
+    ret = co_await t.recvmsg(sock, 1500);
+    returned = t.now();
+  });
+  s.k->add_netdev(burst_to(sock, 1, 1 * kMs));
+  s.run(50 * kMs);
+  EXPECT_EQ(ret, 64);
+  EXPECT_GT(returned, 1 * kMs);
+  EXPECT_LT(returned, 1 * kMs + 50 * kUs);
+}
+
 // sock_def_readable() wakes one exclusive waiter per datagram: two threads asleep on the
 // socket, two datagrams in one burst, and each thread returns with one of them; a third
 // thread stays asleep.
