@@ -42,18 +42,14 @@ namespace {
 // __flush_smp_call_function_queue()'s order: the asynchronous calls and irq_work first
 // (cpu.max's unthrottles, the RT push), then the wakeups (sched_ttwu_pending()); the NOHZ
 // kick's balance last (nohz_csd_func() leaves it to SCHED_SOFTIRQ, at the interrupt's exit),
-// and only if the CPU is still idle: nohz_csd_func() takes the kick's flags either way and
-// raises the softirq only for an idle CPU (a task woken meanwhile keeps it busy).
+// and only if the CPU is still idle: nohz_csd_func() raises the softirq only for an idle CPU
+// (a task woken meanwhile keeps it busy). Linux drops that CPU's own kick flags; the model
+// keeps one set for every kick, which stays for the next one.
 void flush_smp_call_function_queue(rq* rq, unsigned bits) {
   if (bits & IPI_CFSB_CSD) __cfsb_csd_unthrottle(rq);
   if (bits & IPI_RT_PUSH) rto_push_irq_work_func(rq);
   if (!rq->ex.wake_list.empty()) sched_ttwu_pending(rq);
-  if (bits & IPI_NOHZ_KICK) {
-    if (available_idle_cpu(rq->k, rq->cpu))
-      nohz_idle_balance(rq);
-    else
-      rq->k->nohz_flags = 0;
-  }
+  if ((bits & IPI_NOHZ_KICK) && available_idle_cpu(rq->k, rq->cpu)) nohz_idle_balance(rq);
 }
 
 }  // namespace
