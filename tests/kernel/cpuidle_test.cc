@@ -403,6 +403,20 @@ TEST(IdleLoop, AnIdleCpuHandlingAnInterruptDoesNotPoll) {
   EXPECT_TRUE(kernel::cpu_idle_polling(rq, s.engine.now()));
 }
 
+// A task pinned to CPU 1 computes 1 ms and blocks on *w: runs s until it has blocked (the
+// engine stops within 1 us of that), which *blocked then says (0: it never did).
+static void block_a_task_on_cpu1(Sim& s, kernel::UserWord* w, sim::Time* blocked) {
+  kernel::TaskAttr on1;
+  on1.cpus = {1};
+  s.spawn(on1, [w, blocked](user::Thread& t) -> user::Program {
+    co_await t.compute(kMs);
+    *blocked = t.now();
+    co_await t.futex_wait(w, 0);
+  });
+  s.k->start();
+  while (*blocked == 0 && s.engine.now() < 5 * kMs) s.engine.run_until(s.engine.now() + kUs);
+}
+
 // do_idle() runs once the switch to the idle task is done (finish_task_switch()): the idle
 // state and TIF_POLLING_NRFLAG start when the switch's cost is paid, so a reschedule
 // request during the switch takes an IPI, and the state's residency leaves the switch out.
@@ -413,15 +427,7 @@ TEST(IdleLoop, TheIdleRoundStartsOnceTheSwitchToIdleIsDone) {
   Sim s(exact_timers(m));
   kernel::UserWord w;
   sim::Time blocked = 0;
-  kernel::TaskAttr on1;
-  on1.cpus = {1};
-  s.spawn(on1, [&](user::Thread& t) -> user::Program {
-    co_await t.compute(kMs);
-    blocked = t.now();
-    co_await t.futex_wait(&w, 0);
-  });
-  s.k->start();
-  while (blocked == 0 && s.engine.now() < 5 * kMs) s.engine.run_until(s.engine.now() + kUs);
+  block_a_task_on_cpu1(s, &w, &blocked);
   ASSERT_GT(blocked, 0);
   s.engine.run_until(blocked + 100 * kUs);
   kernel::rq* rq = s.k->rq_of(1);
@@ -451,15 +457,7 @@ TEST(IdleLoop, APolledWakeupSetBeforeTheStateIsEnteredWaitsForNoExit) {
   Sim s(exact_timers(m));
   kernel::UserWord w;
   sim::Time blocked = 0;
-  kernel::TaskAttr on1;
-  on1.cpus = {1};
-  s.spawn(on1, [&](user::Thread& t) -> user::Program {
-    co_await t.compute(kMs);
-    blocked = t.now();
-    co_await t.futex_wait(&w, 0);
-  });
-  s.k->start();
-  while (blocked == 0 && s.engine.now() < 5 * kMs) s.engine.run_until(s.engine.now() + kUs);
+  block_a_task_on_cpu1(s, &w, &blocked);
   ASSERT_GT(blocked, 0);
   kernel::rq* rq = s.k->rq_of(1);
   const kernel::cpuidle_cpu& c = s.k->cpuidle[1];
