@@ -91,6 +91,12 @@ void ipi_timer_fn(sim::Timer* t, sim::Time now);
 // do_idle()'s flush_smp_call_function_queue() before schedule_idle(): runs the work a
 // polled wakeup queued for rq's idle CPU whose notice is still due; true if there was some.
 bool flush_polled_ipi(rq* rq);
+// do_idle()'s end at `now`, in task context, once need_resched() ended its loop (a polled
+// wakeup, a wakeup from the CPU's own softirq work): flush_polled_ipi(), then
+// schedule_idle(), which ends do_idle() even when it finds nothing to run (__schedule():
+// the tick restarted by tick_nohz_idle_exit(), which Linux runs before the flush, at the
+// same instant here), and the way into what it picked.
+void do_idle_schedule(rq* rq, sim::Time now);
 void hrtick_timer_fn(sim::Timer* t, sim::Time now);
 // Closes the accounting of `rq` at `end`.
 void cpu_finish(rq* rq, sim::Time end);

@@ -68,17 +68,8 @@ void ipi_timer_fn(sim::Timer* t, sim::Time now) {
   if (polled && rq->k->machine_.costs.idle_polling) cpuidle_polled_before_entry(rq, now);
   if (cpu_idle_exit_defer(rq, t, now)) return;
   if (polled) {
-    // do_idle(), out of its polling loop, since set_nr_if_polling() set need_resched():
-    // flush_smp_call_function_queue() runs the queued calls, wakeups and the NOHZ kick's
-    // balance in task context, then schedule_idle(), which ends do_idle() even when it finds
-    // nothing to run (__schedule(): the tick restarted by tick_nohz_idle_exit(), which Linux
-    // runs before the flush, at the same instant here).
-    rq->k->set_current(rq->curr, rq->cpu);
-    cpu_enter_kernel(rq, now);
-    flush_polled_ipi(rq);
-    schedule(rq, /*preempt=*/false);
-    exit_to_user_mode_loop(rq, /*from_irq=*/false);
-    cpu_return_to_user(rq);
+    // do_idle(), out of its polling loop, since set_nr_if_polling() set need_resched().
+    do_idle_schedule(rq, now);
     return;
   }
   const unsigned bits = rq->ex.ipi_pending;
@@ -112,6 +103,15 @@ void ipi_timer_fn(sim::Timer* t, sim::Time now) {
 // flush_smp_call_function_queue() runs that work before schedule_idle(), so a polled wakeup
 // whose notice was still due (an MWAIT exit under way) joins this pick, and no interrupt
 // comes for it. True if it ran any.
+void do_idle_schedule(rq* rq, sim::Time now) {
+  rq->k->set_current(rq->curr, rq->cpu);
+  cpu_enter_kernel(rq, now);
+  flush_polled_ipi(rq);
+  schedule(rq, /*preempt=*/false);
+  exit_to_user_mode_loop(rq, /*from_irq=*/false);
+  cpu_return_to_user(rq);
+}
+
 bool flush_polled_ipi(rq* rq) {
   if (!rq->ex.ipi_polled || rq->ex.ipi_pending == 0) return false;
   const unsigned bits = rq->ex.ipi_pending;

@@ -20,7 +20,6 @@
 #include <algorithm>
 
 #include "kernel/cpu_exec.h"
-#include "kernel/entry/common.h"
 #include "kernel/kernel_impl.h"
 #include "kernel/net/dev.h"
 #include "kernel/softirq.h"
@@ -78,14 +77,7 @@ void udp_wake_fn(sim::Timer* t, sim::Time now) {
   // whose way back to the idle loop the model took at the work's start, so do_idle() sees
   // need_resched() here and schedules (as after a polled wakeup; the switch queues behind
   // the rest of the work).
-  if (rq->curr->is_idle && tif_need_resched_any(rq->curr)) {
-    us->k->set_current(rq->curr, rq->cpu);
-    cpu_enter_kernel(rq, now);
-    flush_polled_ipi(rq);
-    schedule(rq, /*preempt=*/false);
-    exit_to_user_mode_loop(rq, /*from_irq=*/false);
-    cpu_return_to_user(rq);
-  }
+  if (rq->curr->is_idle && tif_need_resched_any(rq->curr)) do_idle_schedule(rq, now);
 }
 
 // __skb_try_recv_from_queue() on the reader queue, refilled from sk_receive_queue
