@@ -147,14 +147,13 @@ void nohz_balancer_kick(rq* rq) {
 // The walk below runs at one instant and charges its passes to this CPU's kernel work, so a
 // wakeup Linux would see between passes is one still due: a sleep timer of this CPU whose
 // interrupt comes before the passes so far end. It wakes its task here (the CPU is idle),
-// which sets need_resched() and stops the walk.
-static bool sleep_timer_due(const struct rq* this_rq) {
+// which sets need_resched() and stops the walk. This is when that interrupt comes, as armed
+// (the expiry plus the delivery's jitter); sim::kTimeMax for none.
+static sim::Time next_sleep_timer_irq(const struct rq* this_rq) {
   const hrtimer_sleeper_base& b = this_rq->k->hrtimer_bases[static_cast<size_t>(this_rq->cpu)];
-  if (b.heap.empty()) return false;
-  // Its interrupt, as armed (the expiry plus the delivery's jitter).
+  if (b.heap.empty()) return sim::kTimeMax;
   const sim::Timer& t = b.heap.front().p->sleep_timer;
-  const sim::Time irq = t.armed ? t.expires : b.heap.front().expires;
-  return irq <= kernel_clock(this_rq, this_rq->k->now());
+  return t.armed ? t.expires : b.heap.front().expires;
 }
 
 // _nohz_idle_balance(): run on the kicked CPU, over the idle CPUs from the next one round to
@@ -168,12 +167,13 @@ static void _nohz_idle_balance(struct rq* this_rq, unsigned flags, bool newly_id
   u64 next_balance = j + 60 * static_cast<u64>(k->cfg_.hz);
   bool has_blocked_load = false, update_next_balance = false;
   if (flags & NOHZ_STATS_KICK) k->nohz_has_blocked = false;
+  const sim::Time wake_irq = next_sleep_timer_irq(this_rq);
   // for_each_cpu_wrap(balance_cpu, nohz.idle_cpus_mask, this_cpu + 1): (this_cpu + i) % n,
   // wrapped without a divide
   for (int i = 1, c = this_rq->cpu + 1 == n ? 0 : this_rq->cpu + 1; i <= n; ++i, c = c + 1 == n ? 0 : c + 1) {
     if (!nohz_idle_cpu(k, c) || (newly_idle && c == this_rq->cpu)) continue;
     if ((!available_idle_cpu(k, this_rq->cpu) && test_tsk_need_resched(this_rq->curr)) ||
-        sleep_timer_due(this_rq)) {
+        kernel_clock(this_rq, k->now()) >= wake_irq) {
       if (flags & NOHZ_STATS_KICK) k->nohz_has_blocked = true;  // abort: a later kick
       return;                                                   // takes it up
     }
