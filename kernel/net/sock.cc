@@ -20,6 +20,7 @@
 #include <algorithm>
 
 #include "kernel/cpu_exec.h"
+#include "kernel/entry/common.h"
 #include "kernel/kernel_impl.h"
 #include "kernel/net/dev.h"
 #include "kernel/softirq.h"
@@ -73,11 +74,21 @@ void udp_wake_fn(sim::Timer* t, sim::Time now) {
     pos = pos + 1 == us->ring.size() ? 0 : pos + 1;
   }
   if (!us->wait.empty() && i < us->count) us->k->engine()->arm(&us->wake_timer, us->ring[pos].enqueued);
-  // A task woken onto this CPU while it was idle: the NET_RX work ran in an interrupt's exit,
-  // whose way back to the idle loop the model took at the work's start, so do_idle() sees
-  // need_resched() here and schedules (as after a polled wakeup; the switch queues behind
-  // the rest of the work).
-  if (rq->curr->is_idle && tif_need_resched_any(rq->curr)) do_idle_schedule(rq, now);
+  // The NET_RX work ran in an interrupt's exit or a local_bh_enable(), whose way back (to the
+  // idle loop, to user mode) the model took at the work's start. A wakeup that asks this CPU
+  // to reschedule is acted on there now, which is still that work's time: the switch queues
+  // behind the rest of it. On an idle CPU do_idle() sees need_resched() and schedules (as
+  // after a polled wakeup); a task is preempted at the interrupt's (or the syscall's) return
+  // to user mode, exit_to_user_mode_loop(). A kernel thread's own preemption points come
+  // between its rounds.
+  if (!tif_need_resched_any(rq->curr)) return;
+  if (rq->curr->is_idle) {
+    do_idle_schedule(rq, now);
+  } else if (!rq->curr->kthread_fn && now <= rq->ex.kwork_until) {
+    cpu_enter_kernel(rq, now);
+    exit_to_user_mode_loop(rq, /*from_irq=*/true);
+    cpu_return_to_user(rq);
+  }
 }
 
 // __skb_try_recv_from_queue() on the reader queue, refilled from sk_receive_queue

@@ -93,6 +93,34 @@ TEST(Socket, ARecvmsgBlockedOnTheQueuesIdleCpuRunsOnceNetRxWakesIt) {
   EXPECT_LT(returned, 1 * kMs + 50 * kUs);
 }
 
+// And when a task runs on the queue's CPU: NET_RX runs at the exit of the NIC interrupt that
+// hit the hog, the reader (SCHED_FIFO, so its wakeup preempts a fair task) is woken there,
+// and the interrupt's return to user mode switches to it once the work is done, with no tick
+// or other interrupt needed.
+TEST(Socket, ARecvmsgWokenOntoABusyCpuPreemptsAtTheInterruptsReturn) {
+  Sim s(exact_timers(flat_machine(2)), net_cfg());
+  const int sock = s.k->add_udp_socket({});
+  int64_t ret = -1;
+  sim::Time returned = 0;
+  kernel::TaskAttr rt = on_cpu(0, "server");
+  rt.policy = SCHED_FIFO;
+  rt.rt_priority = 50;
+  const int reader = s.spawn(rt, [&](user::Thread& t) -> user::Program {
+    ret = co_await t.recvmsg(sock, 1500);
+    returned = t.now();
+  });
+  const int hog = s.spawn(on_cpu(0, "hog"), [](user::Thread& t) -> user::Program {
+    co_await t.compute(20 * kMs);
+  });
+  s.k->add_netdev(burst_to(sock, 1, 1 * kMs));
+  s.run(2 * kMs);
+  EXPECT_EQ(ret, 64);
+  EXPECT_GT(returned, 1 * kMs);
+  EXPECT_LT(returned, 1 * kMs + 50 * kUs);
+  EXPECT_EQ(s.task(reader).stats.nr_wakeups, 1u);
+  EXPECT_GE(s.task(hog).stats.nr_switches_involuntary, 1u);
+}
+
 // sock_def_readable() wakes one exclusive waiter per datagram: two threads asleep on the
 // socket, two datagrams in one burst, and each thread returns with one of them; a third
 // thread stays asleep.
