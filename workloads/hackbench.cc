@@ -6,10 +6,19 @@
 // are processes (hackbench's default) or threads of one process (-T).
 //
 // A pipe or socket is a bounded message count on a user word with futex waits: a reader
-// blocks while it is empty, a writer while it is full, and each wakes the other side the way
-// pipe_read()/pipe_write() do (a reader that empties a full buffer wakes every writer; a
-// write into an empty buffer wakes the reader). The copy in and out costs `write_cost` and
-// `read_cost` of CPU time each (user time here: the model has no read/write system calls).
+// blocks while it is empty, a writer while it is full (on a word of its own: the writers'
+// wait queue), and each wakes the other side when Linux does. A write into an empty buffer
+// wakes the reader (pipe_write(), unix_stream_sendmsg()'s sk_data_ready()). The writers:
+//  - pipe (fs/pipe.c): they wait exclusively (wait_event_interruptible_exclusive() on
+//    wr_wait); a read from a full pipe wakes one, and a writer that waited and leaves room
+//    wakes the next (wake_next_writer);
+//  - unix stream socket (net/unix/af_unix.c): a writer waits in sock_wait_for_wmem() while
+//    sk_wmem_alloc >= sk_sndbuf, non-exclusively; the reader's skb free calls
+//    unix_write_space(), which wakes them all once unix_writable(), a quarter of the buffer
+//    or less in use.
+// A wake-up is a futex_wake() only when writers wait (waitqueue_active()). The copy in and
+// out costs `write_cost` and `read_cost` of CPU time each (user time here: the model has no
+// read/write system calls).
 #include <algorithm>
 #include <memory>
 
@@ -21,13 +30,16 @@ namespace workloads {
 namespace {
 
 struct Channel {
-  kernel::UserWord msgs;  // messages in the pipe or socket buffer
+  kernel::UserWord msgs;        // messages in the pipe or socket buffer
+  kernel::UserWord space;       // the writers' wait queue: bumped at each wake-up of it
+  kernel::UserWord wr_waiters;  // writers asleep on it
 };
 
 struct Shared {
   int fds = 0;
   int loops = 0;
   int64_t capacity = 0;   // messages the buffer holds
+  bool pipe = false;      // transport: pipe, else unix stream socket
   int64_t write_cost = 0;
   int64_t read_cost = 0;
   int rounds = 0;         // 0 = repeat until the run ends
@@ -55,6 +67,14 @@ void task_done(user::Thread& t, Shared* s) {
   s->total_ns += t.now() - s->round_start;
 }
 
+// Before wake_up_interruptible_sync_poll() on the writers' wait queue: whether a writer
+// waits (waitqueue_active()), the wake-up marked for one about to sleep.
+bool writers_to_wake(user::Thread& t, Channel* ch) {
+  if (t.load(&ch->wr_waiters) == 0) return false;
+  t.fetch_add(&ch->space, 1);
+  return true;
+}
+
 user::Program sender(user::Thread& t, Shared* s, Channel* group) {
   for (int round = 0; s->rounds == 0 || round < s->rounds; ++round) {
     co_await s->start->arrive_and_wait(t);
@@ -63,14 +83,22 @@ user::Program sender(user::Thread& t, Shared* s, Channel* group) {
       for (int j = 0; j < s->fds; ++j) {
         Channel& ch = group[j];
         co_await t.compute(s->write_cost);
-        // pipe_write(): wait for room (the reader empties a full buffer, then wakes us).
+        // Wait for room: pipe_write()'s wait on wr_wait, sock_alloc_send_pskb()'s
+        // sock_wait_for_wmem().
+        bool waited = false;
         for (;;) {
-          const int64_t n = t.load(&ch.msgs);
-          if (n < s->capacity) break;
-          co_await t.futex_wait(&ch.msgs, n);
+          const int64_t seq = t.load(&ch.space);
+          if (t.load(&ch.msgs) < s->capacity) break;
+          t.fetch_add(&ch.wr_waiters, 1);
+          co_await t.futex_wait(&ch.space, seq);
+          t.fetch_add(&ch.wr_waiters, -1);
+          waited = true;
         }
-        // Writers queue only on a full buffer, so on an empty one only the reader waits.
-        if (t.fetch_add(&ch.msgs, 1) == 0) co_await t.futex_wake(&ch.msgs, 1);
+        const int64_t n = t.fetch_add(&ch.msgs, 1);
+        if (n == 0) co_await t.futex_wake(&ch.msgs, 1);  // the reader sleeps only when empty
+        // pipe_write()'s wake_next_writer: room left after a write that waited.
+        if (s->pipe && waited && n + 1 < s->capacity && writers_to_wake(t, &ch))
+          co_await t.futex_wake(&ch.space, 1);
         ++s->messages;
       }
     }
@@ -90,7 +118,12 @@ user::Program receiver(user::Thread& t, Shared* s, Channel* ch) {
       }
       co_await t.compute(s->read_cost);
       ++got;
-      if (t.fetch_add(&ch->msgs, -1) == s->capacity) co_await t.futex_wake(&ch->msgs, kMaxThreads);
+      const int64_t n = t.fetch_add(&ch->msgs, -1);
+      // pipe_read() wakes one writer when the pipe was full; unix_write_space() every
+      // writer while unix_writable().
+      const bool wake = s->pipe ? n >= s->capacity : (n - 1) * 4 <= s->capacity;
+      const int nr = s->pipe ? 1 : kMaxThreads;
+      if (wake && writers_to_wake(t, ch)) co_await t.futex_wake(&ch->space, nr);
     }
     task_done(t, s);
   }
@@ -124,6 +157,7 @@ class Hackbench : public Workload {
     // of skb truesize, assumed 1 KiB per small message.
     if (capacity < 0) capacity = transport == "pipe" ? std::max(1, 16 * 4096 / datasize) : 212992 / 1024;
     s_.capacity = capacity;
+    s_.pipe = transport == "pipe";
     s_.tasks = groups * 2 * s_.fds;
     s_.start = std::make_unique<user::Barrier>(s_.tasks);
     s_.channels = std::make_unique<Channel[]>(static_cast<size_t>(groups) * s_.fds);
