@@ -1,11 +1,14 @@
 // rt-app: runs an rt-app JSON description (workloads/rt_app.h) as rt-app 1.0 runs it
 // (src/rt-app.c, thread_body() and run_event()): each task's instances loop over its phases,
-// each phase over its events. "run" and "runtime" N are N us of CPU (rt-app's calibrated loop
-// is a time here; no frequency scaling is modelled), "sleep" a nanosleep, "timer" a
-// clock_nanosleep(TIMER_ABSTIME) to the timer's next period, "lock"/"unlock" futex mutexes,
-// "wait"/"signal"/"broad" futex condition variables, "barrier" a futex barrier, "mem" and
-// "iorun" CPU work at the rates of the workload's parameters, "yield" sched_yield(),
-// "suspend"/"resume" a wait on and a broadcast to the condition variable of a thread's name.
+// each phase over its events. "run" N is N us of CPU (rt-app's calibrated loadwait(); no
+// frequency scaling is modelled), "runtime" N runs loadwait(32) until N us of wall time have
+// passed, "sleep" a nanosleep, "timer" a clock_nanosleep(TIMER_ABSTIME) to the timer's next
+// period (every thread's timers start from the time base thread 0 reads before the start
+// barrier, t_zero), "lock"/"unlock" futex mutexes, "wait"/"signal"/"broad" futex condition
+// variables, "sync" a signal then a wait (the file holds the mutex around it), "barrier"
+// rt-app's mutex, condition variable and waiting count, "mem" and "iorun" CPU work at the
+// rates of the workload's parameters, "yield" sched_yield(), "suspend"/"resume" a wait on and
+// a broadcast to the condition variable of a thread's name.
 // Reports per task what rt-app's log has per line (one line per phase run): the runs of each
 // phase, the time in run events, and for timers the slack and the wake-up latency.
 #include <algorithm>
@@ -20,9 +23,19 @@ namespace workloads {
 namespace {
 
 // A condition variable over a futex sequence word (as glibc's, without its fairness groups):
-// a waiter sleeps while the sequence is unchanged; signal and broadcast bump it and wake.
+// a waiter sleeps while the sequence is unchanged; signal and broadcast bump it and wake, and
+// return at once when nobody waits (glibc's __wrefs count).
 struct CondVar {
   user::UserWord seq;
+  int waiters = 0;
+};
+
+// rt-app's barrier resource: a mutex, a condition variable and the count of the threads
+// still to arrive, parties - 1 when none waits ("start at -1", then one per thread).
+struct RtAppBarrier {
+  std::unique_ptr<user::Mutex> m = std::make_unique<user::Mutex>();
+  CondVar c;
+  int waiting = 0;
 };
 
 struct TimerState {
@@ -45,15 +58,17 @@ struct Shared {
   RtAppDesc d;
   std::vector<std::unique_ptr<user::Mutex>> mutexes;
   std::vector<CondVar> conds;
-  std::vector<std::unique_ptr<user::Barrier>> barriers;
+  std::vector<RtAppBarrier> barriers;
   std::vector<TimerState> timers;  // shared timers (a "unique" one's slot is unused)
   std::vector<TaskStats> stats;
   std::unique_ptr<user::Barrier> start;  // every thread of the run
+  int64_t t_zero = 0;                    // thread 0's clock before the start barrier
   int64_t mem_bytes_per_us = 0, iorun_bytes_per_us = 0;
 };
 
 struct ThreadCtx {
   int task = 0;
+  int ind = 0;  // rt-app's thread index
   std::vector<TimerState> unique_timers;  // this thread's "unique" timers
   std::vector<char> held;                 // mutexes this thread holds
 };
@@ -74,29 +89,57 @@ user::Task<> lock(user::Thread& t, Shared* s, ThreadCtx* c, int m) {
 }
 
 // pthread_cond_wait(): release the mutex, sleep until signalled, take the mutex again.
-user::Task<> cond_wait(user::Thread& t, Shared* s, ThreadCtx* c, int cv, int m) {
-  user::UserWord* seq = &s->conds[cv].seq;
-  const int64_t v = t.load(seq);
+user::Task<> cond_wait(user::Thread& t, Shared* s, ThreadCtx* c, CondVar* cv, int m) {
+  const int64_t v = t.load(&cv->seq);
+  cv->waiters++;
   co_await unlock_if_held(t, s, c, m);
-  co_await t.futex_wait(seq, v);
+  co_await t.futex_wait(&cv->seq, v);
+  cv->waiters--;
   co_await lock(t, s, c, m);
 }
 
-user::Task<> cond_wake(user::Thread& t, Shared* s, int cv, int64_t n) {
-  user::UserWord* seq = &s->conds[cv].seq;
-  t.fetch_add(seq, 1);
-  co_await t.futex_wake(seq, n);
+user::Task<> cond_wake(user::Thread& t, CondVar* cv, int64_t n) {
+  if (cv->waiters == 0) co_return;
+  t.fetch_add(&cv->seq, 1);
+  co_await t.futex_wake(&cv->seq, n);
+}
+
+// rt-app's rtapp_barrier: the last thread to arrive broadcasts under the mutex; each woken
+// one takes the mutex in turn, counts itself back and lets it go.
+user::Task<> barrier(user::Thread& t, RtAppBarrier* b) {
+  co_await b->m->lock(t);
+  if (b->waiting == 0) {
+    if (b->c.waiters > 0) {
+      t.fetch_add(&b->c.seq, 1);
+      co_await t.futex_wake(&b->c.seq, INT32_MAX);
+    }
+  } else {
+    b->waiting--;
+    const int64_t v = t.load(&b->c.seq);
+    b->c.waiters++;
+    co_await b->m->unlock(t);
+    co_await t.futex_wait(&b->c.seq, v);
+    b->c.waiters--;
+    co_await b->m->lock(t);
+    b->waiting++;
+  }
+  co_await b->m->unlock(t);
 }
 
 user::Program rt_app_thread(user::Thread& t, Shared* s, ThreadCtx* c) {
   const RtAppTask& task = s->d.tasks[c->task];
   TaskStats& st = s->stats[c->task];
   // rt-app's threads_barrier: each thread, created with its policy and affinity, waits for
-  // the others to exist; then all start at once.
+  // the others to exist; then all start at once. Thread 0 reads the time base first.
+  if (c->ind == 0) s->t_zero = t.now();
   co_await s->start->arrive_and_wait(t);
-  if (task.delay_us > 0) co_await t.nanosleep(task.delay_us * 1000);
-  // rt-app's t_first: where every timer's first period starts.
-  const int64_t t_first = t.now();
+  // rt-app's t_first: where every timer's first period starts, t_zero plus the task's delay,
+  // slept to with clock_nanosleep(TIMER_ABSTIME).
+  int64_t t_first = s->t_zero;
+  if (task.delay_us > 0) {
+    t_first += task.delay_us * 1000;
+    co_await t.sleep_until(t_first);
+  }
   for (int64_t loop = 0; task.loop < 0 || loop < task.loop; ++loop) {
     bool ran = false;
     for (size_t pi = 0; pi < task.phases.size(); ++pi) {
@@ -107,10 +150,17 @@ user::Program rt_app_thread(user::Thread& t, Shared* s, ThreadCtx* c) {
         int64_t run_ns = 0, slack_ns = 0, wu_ns = 0;
         for (const RtAppEvent& ev : ph.events) {
           switch (ev.kind) {
-            case RtAppEvent::Run:
-            case RtAppEvent::Runtime: {
+            case RtAppEvent::Run: {
               const int64_t t0 = t.now();
               co_await t.compute(ev.value * 1000);
+              run_ns += t.now() - t0;
+              break;
+            }
+            case RtAppEvent::Runtime: {  // loadwait(32) until the wall time has passed
+              const int64_t t0 = t.now();
+              do {
+                co_await t.compute(32 * 1000);
+              } while ((t.now() - t0) / 1000 < ev.value);
               run_ns += t.now() - t0;
               break;
             }
@@ -147,6 +197,7 @@ user::Program rt_app_thread(user::Thread& t, Shared* s, ThreadCtx* c) {
               } else {
                 st.overruns++;
                 if (td.relative) ts.t_next = t.now();
+                wu_ns = 0;  // rt-app: ldata->wu_latency = 0
               }
               break;
             }
@@ -157,32 +208,30 @@ user::Program rt_app_thread(user::Thread& t, Shared* s, ThreadCtx* c) {
               co_await unlock_if_held(t, s, c, ev.res);
               break;
             case RtAppEvent::Wait:
-              co_await cond_wait(t, s, c, ev.res, ev.mutex);
+              co_await cond_wait(t, s, c, &s->conds[ev.res], ev.mutex);
               break;
             case RtAppEvent::Signal:
-              co_await cond_wake(t, s, ev.res, 1);
+              co_await cond_wake(t, &s->conds[ev.res], 1);
               break;
             case RtAppEvent::Broad:
-              co_await cond_wake(t, s, ev.res, INT32_MAX);
+              co_await cond_wake(t, &s->conds[ev.res], INT32_MAX);
               break;
-            case RtAppEvent::Sync:  // lock, signal, wait, unlock (tutorial.txt)
-              co_await lock(t, s, c, ev.mutex);
-              co_await cond_wake(t, s, ev.res, 1);
-              co_await cond_wait(t, s, c, ev.res, ev.mutex);
-              co_await unlock_if_held(t, s, c, ev.mutex);
+            case RtAppEvent::Sync:  // rtapp_sig_and_wait: signal, then wait (mutex held)
+              co_await cond_wake(t, &s->conds[ev.res], 1);
+              co_await cond_wait(t, s, c, &s->conds[ev.res], ev.mutex);
               break;
             case RtAppEvent::Suspend:  // rt-app's rtapp_suspend
               co_await lock(t, s, c, ev.mutex);
-              co_await cond_wait(t, s, c, ev.res, ev.mutex);
+              co_await cond_wait(t, s, c, &s->conds[ev.res], ev.mutex);
               co_await unlock_if_held(t, s, c, ev.mutex);
               break;
             case RtAppEvent::Resume:  // rt-app's rtapp_resume
               co_await lock(t, s, c, ev.mutex);
-              co_await cond_wake(t, s, ev.res, INT32_MAX);
+              co_await cond_wake(t, &s->conds[ev.res], INT32_MAX);
               co_await unlock_if_held(t, s, c, ev.mutex);
               break;
             case RtAppEvent::Barrier:
-              co_await s->barriers[ev.res]->arrive_and_wait(t);
+              co_await barrier(t, &s->barriers[ev.res]);
               break;
             case RtAppEvent::Yield:
               co_await t.sched_yield();
@@ -219,7 +268,8 @@ class RtApp : public Workload {
     const RtAppDesc& d = s_.d;
     for (size_t i = 0; i < d.mutexes.size(); ++i) s_.mutexes.push_back(std::make_unique<user::Mutex>());
     s_.conds.resize(d.conds.size());
-    for (int parties : d.barrier_parties) s_.barriers.push_back(std::make_unique<user::Barrier>(parties));
+    s_.barriers.resize(d.barrier_parties.size());
+    for (size_t b = 0; b < d.barrier_parties.size(); ++b) s_.barriers[b].waiting = d.barrier_parties[b] - 1;
     s_.timers.resize(d.timers.size());
     s_.stats.resize(d.tasks.size());
     int64_t threads = 0;
@@ -249,6 +299,7 @@ class RtApp : public Workload {
       for (int i = 0; i < task.instance; ++i) {
         auto c = std::make_unique<ThreadCtx>();
         c->task = static_cast<int>(ti);
+        c->ind = static_cast<int>(ctx_.size());
         c->unique_timers.resize(d.timers.size());
         c->held.assign(d.mutexes.size(), 0);
         auto th = std::make_unique<user::Thread>(&k, sim::Rng(seed, static_cast<uint64_t>(ctx_.size())));

@@ -42,10 +42,22 @@ TEST(RtAppEvents, RunIsMicrosecondsOfCpu) {
   EXPECT_NEAR(metric(r, "rt_app_a_run_mean_us"), 2000, 5);  // and the ticks that hit it
 }
 
-TEST(RtAppEvents, RuntimeIsMicrosecondsOfCpu) {
+// "runtime" runs loadwait(32) until its time has passed on the clock: alone, its time and a
+// little (to the end of a 32 us round). Beside a hog on one CPU it ends within a slice of
+// its time, about half of it done, where "run" 10 ms takes about twice as long there.
+TEST(RtAppEvents, RuntimeIsMicrosecondsOfWallTime) {
   const report::Results r = run_tasks("runtime", R"("a": {"loop": 1, "phases": {"p": {"loop": 2, "runtime": 1500}}})");
   EXPECT_EQ(metric(r, "rt_app_a_loops"), 2);
-  EXPECT_NEAR(metric(r, "rt_app_a_run_mean_us"), 1500, 5);
+  EXPECT_NEAR(metric(r, "rt_app_a_run_mean_us"), 1500, 40);
+  const report::Results runtime = run_tasks("runtime_shared", R"(
+      "a": {"cpus": [0], "runtime": 10000, "sleep": 10000},
+      "hog": {"cpus": [0], "run": 1000000})", "205ms");
+  const report::Results run = run_tasks("run_shared", R"(
+      "a": {"cpus": [0], "run": 10000, "sleep": 10000},
+      "hog": {"cpus": [0], "run": 1000000})", "205ms");
+  EXPECT_GE(metric(runtime, "rt_app_a_run_mean_us"), 10000);
+  EXPECT_LT(metric(runtime, "rt_app_a_run_mean_us"), 13000);
+  EXPECT_GT(metric(run, "rt_app_a_run_mean_us"), 17000);
 }
 
 TEST(RtAppEvents, SleepAddsItsTimeToEachLoop) {
@@ -102,10 +114,13 @@ TEST(RtAppEvents, BroadWakesEveryWaiter) {
   EXPECT_NEAR(metric(r, "rt_app_waiter_loops"), 30, 3);
 }
 
+// rtapp_sig_and_wait is pthread_cond_signal() then pthread_cond_wait(): the file holds the
+// mutex around it (rt-app's tutorial and its examples: lock, sync, unlock).
 TEST(RtAppEvents, SyncHandsTheTurnBackAndForth) {
   const report::Results r = run_tasks("sync", R"(
-      "ping": {"run": 1000, "sync": {"ref": "c", "mutex": "m"}},
-      "pong": {"run": 1000, "sync": {"ref": "c", "mutex": "m"}})");
+      "ping": {"run": 1000, "lock": "m", "sync": {"ref": "c", "mutex": "m"}, "unlock": "m"},
+      "pong": {"run": 1000, "lock": "m", "sync": {"ref": "c", "mutex": "m"}, "unlock": "m"})");
+  EXPECT_TRUE(r.notices.empty());
   // One runs while the other waits: about 50 loops each of 1 ms in 105 ms, never both at once.
   const double ping = metric(r, "rt_app_ping_loops"), pong = metric(r, "rt_app_pong_loops");
   EXPECT_GT(ping, 40);
@@ -174,6 +189,18 @@ TEST(RtAppTasks, CpusPinTheInstances) {
 
 TEST(RtAppTasks, DelayPostponesTheFirstLoop) {
   EXPECT_EQ(metric(run_tasks("delay", R"("a": {"delay": 50000, "run": 10000})"), "rt_app_a_loops"), 5);
+}
+
+// Every thread's timers count from t_zero, which thread 0 reads before the start barrier:
+// four FIFO threads on one CPU with 10 ms timers all wake at once, each period, and run
+// their 2 ms in turn, the last one 6 ms late (slack 8, 6, 4 and 2 ms). Timed from each
+// thread's own start they would run one after another with no wait.
+TEST(RtAppTasks, TimersOfAllThreadsShareThreadZerosTimeBase) {
+  const report::Results r = run_tasks("t_zero", R"(
+      "a": {"instance": 4, "cpus": [0], "policy": "SCHED_FIFO", "priority": 50, "run": 2000,
+            "timer": {"ref": "unique", "period": 10000}})");
+  EXPECT_NEAR(metric(r, "rt_app_a_slack_min_us"), 2000, 100);
+  EXPECT_NEAR(metric(r, "rt_app_a_slack_mean_us"), 5000, 200);
 }
 
 TEST(RtAppTasks, InstancesLoopsAndPhasesAreCounted) {
