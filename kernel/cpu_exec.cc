@@ -114,8 +114,11 @@ namespace {
 // idle_exit_latency(), inlined in the idle exit's path.
 __attribute__((always_inline)) inline sim::Time exit_latency_of(const rq* rq) {
   const hw::Costs& c = rq->k->machine_.costs;
-  if (c.has_deep_idle() && rq->k->cpuidle[static_cast<size_t>(rq->cpu)].state == kIdleDeep)
-    return c.idle_deep_exit_ns;
+  if (c.cpuidle_menu) {
+    const uint8_t state = rq->k->cpuidle[static_cast<size_t>(rq->cpu)].state;
+    if (state == kIdlePoll) return 0;  // poll_idle(): nothing to leave
+    if (c.has_deep_idle() && state == kIdleDeep) return c.idle_deep_exit_ns;
+  }
   if (c.cpuidle_haltpoll && cpu_in_haltpoll_poll(rq)) return 0;  // polling: no state to leave
   return c.idle_exit_ns;
 }
@@ -130,11 +133,18 @@ bool cpu_in_haltpoll_poll(const rq* rq) {
   return c.state == kHaltpollPoll && c.time_start >= 0;
 }
 
+bool cpu_in_idle_poll(const rq* rq) {
+  if (!rq->k->machine_.costs.cpuidle_menu || !rq->curr->is_idle) return false;
+  const cpuidle_cpu& c = rq->k->cpuidle[static_cast<size_t>(rq->cpu)];
+  return c.state == kIdlePoll && c.time_start >= 0;
+}
+
 bool cpu_idle_polling(const rq* rq, sim::Time now) {
   if (!rq->curr->is_idle) return false;
   const hw::Costs& costs = rq->k->machine_.costs;
   const cpuidle_cpu& c = rq->k->cpuidle[static_cast<size_t>(rq->cpu)];
   if (costs.cpuidle_haltpoll && cpu_in_haltpoll_poll(rq)) return c.polling_from <= now;
+  if (costs.cpuidle_menu && c.state == kIdlePoll) return c.polling_from <= now;
   if (!costs.idle_polling) return false;
   return c.polling_from <= now && !cpu_in_deep_idle(rq, now);
 }

@@ -61,6 +61,8 @@ void haltpoll_timer_fn(sim::Timer* t, sim::Time now);
 // haltpoll: rq's CPU polls in its idle round (the poll state), so it needs no IPI and
 // takes interrupts without an exit.
 bool cpu_in_haltpoll_poll(const rq* rq);
+// The idle CPU is in menu's poll_idle() (kIdlePoll, under a CPU latency limit).
+bool cpu_in_idle_poll(const rq* rq);
 // set_nr_if_polling()'s test at `now`: rq's CPU is idle with TIF_POLLING_NRFLAG set, so
 // setting need_resched() wakes it without an IPI. An MWAIT state (idle_polling) polls from
 // the idle loop's round start through the state's exit, not while the CPU handles an

@@ -147,7 +147,8 @@ bool menu_select(cpuidle_cpu* c, const idle_states& s, sim::Time tick_nsec,
                  sim::Time next_timer_ns, sim::Time delta_tick_ns, bool v612) {
   menu_device& d = c->menu;
   if (d.needs_update) {
-    menu_update(c, tick_nsec, s.exit_ns[c->state]);  // the state the last idle was in
+    // the state the last idle was in (poll_idle() has no exit latency)
+    menu_update(c, tick_nsec, c->state == kIdlePoll ? 0 : s.exit_ns[c->state]);
     d.needs_update = false;
   }
   const auto tick = static_cast<uint64_t>(tick_nsec);
@@ -167,6 +168,12 @@ bool menu_select(cpuidle_cpu* c, const idle_states& s, sim::Time tick_nsec,
     d.bucket = static_cast<uint8_t>(which_bucket(kNoTimer));
     delta_tick = tick / 2;
   }
+  // "latency_req == 0 ... || latency_req < drv->states[1].exit_latency_ns": state 0,
+  // poll_idle(), and the tick kept (CPUIDLE_FLAG_POLLING).
+  if (s.latency_req_ns < s.exit_ns[kIdleShallow]) {
+    c->state = kIdlePoll;
+    return false;
+  }
   c->state = kIdleShallow;
   // A timer before the shallow state's residency: state 0 whatever the prediction (a polling
   // state on Linux's drivers, the shallow one here), with the tick kept.
@@ -174,18 +181,19 @@ bool menu_select(cpuidle_cpu* c, const idle_states& s, sim::Time tick_nsec,
   // With the tick stopped a short prediction could strand the CPU in a shallow state: the
   // time to the next timer picks the state instead.
   if (c->tick_stopped && predicted_ns < tick) predicted_ns = d.next_timer_ns;
-  // The deepest state whose target residency the prediction covers (no PM QoS limit on
-  // exit latency here). A deep state beyond a prediction of a tick or more: with the tick
-  // running, keep it and stay shallow (the loop asks again at the next tick); with it
+  // The deepest state whose target residency the prediction covers and whose exit latency
+  // the CPU latency limit allows. A deep state beyond a prediction of a tick or more: with the
+  // tick running, keep it and stay shallow (the loop asks again at the next tick); with it
   // stopped, go deep if the shallow state is below a tick and the deep one fits before the
   // next clock event.
-  if (deep <= predicted_ns) {
+  const bool deep_allowed = s.exit_ns[kIdleDeep] <= s.latency_req_ns;
+  if (deep <= predicted_ns && deep_allowed) {
     c->state = kIdleDeep;
   } else if (predicted_ns >= tick) {
     if (!c->tick_stopped) {
       predicted_ns = shallow;
     } else {
-      if (shallow < tick && deep <= delta_tick) c->state = kIdleDeep;
+      if (shallow < tick && deep <= delta_tick && deep_allowed) c->state = kIdleDeep;
       return true;
     }
   }

@@ -38,8 +38,8 @@ struct alignas(128) cpuidle_cpu {
   bool got_idle_tick = false;  // ts->got_idle_tick: the tick ran while the CPU was idle
   bool got_tick = false;       // do_idle()'s got_tick: the last loop round ended by the tick
   // dev->last_state_idx: the state of this round (or the last one), kIdleShallow or
-  // kIdleDeep (only on a machine with a deep state); with haltpoll, kHaltpollPoll or
-  // kHaltpollHalt.
+  // kIdleDeep (only on a machine with a deep state), kIdlePoll under a CPU latency limit;
+  // with haltpoll, kHaltpollPoll or kHaltpollHalt.
   uint8_t state = 0;
   uint32_t poll_limit_ns = 0;  // haltpoll: dev->poll_limit_ns, the polling window
   // cpuidle_enter_state()'s time_start: when the CPU entered its idle state, -1
@@ -60,6 +60,10 @@ struct alignas(128) cpuidle_cpu {
 
 constexpr uint8_t kIdleShallow = 0;
 constexpr uint8_t kIdleDeep = 1;
+// With the menu governor: poll_idle(), the drivers' state 0 (CPUIDLE_FLAG_POLLING), which
+// menu_select() picks when the CPU latency QoS limit is below the first halt state's exit
+// latency. The CPU spins with TIF_POLLING_NRFLAG set and has nothing to leave.
+constexpr uint8_t kIdlePoll = 2;
 // cpuidle-haltpoll's states: the poll state (CPUIDLE_FLAG_POLLING) and the halt.
 constexpr uint8_t kHaltpollPoll = 0;
 constexpr uint8_t kHaltpollHalt = 1;
@@ -75,6 +79,7 @@ constexpr uint32_t kGuestHaltPollShrink = 2;
 struct idle_states {
   sim::Time exit_ns[2];
   sim::Time residency_ns[2];
+  sim::Time latency_req_ns = INT64_MAX;  // cpuidle_governor_latency_req()
 };
 
 // menu_select()'s answer to whether the tick may stop (*stop_tick). `tick_nsec`
@@ -85,7 +90,8 @@ struct idle_states {
 bool menu_select_stop_tick(cpuidle_cpu* c, sim::Time tick_nsec, sim::Time next_timer_ns,
                            sim::Time exit_latency_ns, bool v612);
 // menu_select() on a driver with a deep state: the state to enter (c->state) and, returned,
-// whether the tick may stop. `delta_tick_ns` is tick_nohz_get_sleep_length()'s *delta_next,
+// whether the tick may stop. Below the shallow state's exit latency the CPU latency limit
+// picks kIdlePoll with the tick kept; below the deep one's, no deep state. `delta_tick_ns` is tick_nohz_get_sleep_length()'s *delta_next,
 // the time to the CPU's next clock event (its tick or a timer), negative for none. With the
 // same history it answers the tick question as menu_select_stop_tick() does, unless the deep
 // state's residency lies beyond a prediction of a tick or more (then it keeps the tick).

@@ -480,6 +480,11 @@ int Kernel::session_of(int tgid) const { return impl(this)->session_of(tgid); }
 void Kernel::set_autogroup_nice(int sid, int nice) { impl(this)->set_autogroup_nice(sid, nice); }
 int Kernel::add_netdev(const NicRxQueueAttr& attr) { return netdev_add(impl(this), attr); }
 int Kernel::add_udp_socket(const UdpSockAttr& attr) { return udp_sock_add(impl(this), attr); }
+
+void Kernel::cpu_latency_qos_add_request(int32_t latency_us) {
+  KernelImpl* k = impl(this);
+  k->cpu_latency_qos_ns = std::min(k->cpu_latency_qos_ns, sim::Time{latency_us} * sim::kNsecPerUsec);
+}
 std::string Kernel::validate_udp_socket(const UdpSockAttr& attr) const { return validate_udp_sock_attr(attr); }
 std::string Kernel::validate_netdev(const NicRxQueueAttr& attr) const {
   return validate_nic_attr(*impl(this), attr);

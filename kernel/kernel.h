@@ -98,6 +98,12 @@ class Kernel {
   // The session's autogroup nice (-20..19): its group's shares as a task of that nice.
   void set_autogroup_nice(int sid, int nice);
 
+  // cpu_latency_qos_add_request(), what a write to /dev/cpu_dma_latency asks for as long as
+  // the file stays open (here: the whole run): the cpuidle governor picks no state whose
+  // exit latency exceeds `latency_us` (0: poll_idle(), the tick kept). The lowest request
+  // of the run holds (pm_qos's minimum).
+  void cpu_latency_qos_add_request(int32_t latency_us);
+
   // Adds a NIC with one receive queue (kernel/net/): its flows' packets arrive from the
   // start of the run. Returns its index in KernelStats::netdevs. REQUIRES: validated.
   int add_netdev(const NicRxQueueAttr& attr);

@@ -149,6 +149,9 @@ class KernelImpl final : public Kernel {
   // A preemptible kernel section was charged in this run (cpu_charge_preemptible()): until
   // then the interrupt exit and the switch need not look for one.
   bool preemptible_sections = false;
+  // cpu_latency_qos_limit(): the lowest /dev/cpu_dma_latency request, in ns (none: no limit,
+  // PM_QOS_CPU_LATENCY_DEFAULT_VALUE).
+  sim::Time cpu_latency_qos_ns = INT64_MAX;
   const struct slice_ext_ops* slice_ops = nullptr;  // selected once from cfg_.slice_ext.abi
   const struct mm_cid_ops* mm_cid_ops = nullptr;    // selected once from cfg_.mm_cid
   std::unique_ptr<struct mm_cid_metrics> mm_cid_metrics_;  // with mm_cid.sample_ms > 0 only

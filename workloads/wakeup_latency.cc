@@ -2,8 +2,12 @@
 // (clock_nanosleep TIMER_ABSTIME, as cyclictest -n) and records how late it runs; optional
 // CPU hogs load the machine. Reports the latency distribution (p50 / p99 / max).
 // `cyclictest` is the same program with rt-tests' cyclictest's usual measurement setup as
-// defaults: `cyclictest -S -p 99 -i 100` (one SCHED_FIFO 99 thread per CPU, each pinned to
-// its own, 100 us interval, no load).
+// defaults: `cyclictest -S -p 99 -i 100 -d 0` (one SCHED_FIFO 99 thread per CPU, each pinned
+// to its own, 100 us interval, no load), and, as cyclictest does unless --laptop, a CPU
+// latency request of 0 (set_latency_target() writes 0 to /dev/cpu_dma_latency), under which
+// idle CPUs poll.
+#include <climits>
+
 #include "sim/stats.h"
 #include "workloads/common.h"
 
@@ -34,6 +38,7 @@ class WakeupLatency : public Workload {
     const int cpu = p.get_int_in("cpu", -1, k.nr_cpus() - 1);
     int hogs = p.get_int_in("hogs", -1, kMaxThreads);
     int threads = p.get_int_in("threads", -1, kMaxThreads);
+    const int latency = p.get_int_in("latency", -1, INT32_MAX);
     if (!p.error().empty()) return p.error();
     if (s_.interval <= 0) return "interval: must be > 0 (got '" + p.get("interval") + "')";
     if (threads == 0) return "threads: must be >= 1 or -1 (got '0')";
@@ -56,6 +61,7 @@ class WakeupLatency : public Workload {
     if (std::string e = parse_hogs_start(p, &hogs_before); !e.empty()) return e;
     if (hogs_before)
       if (std::string e = spawn_hogs(k, hogs, 0, SCHED_NORMAL, seed); !e.empty()) return e;
+    if (latency >= 0) k.cpu_latency_qos_add_request(latency);  // open("/dev/cpu_dma_latency")
     const int tgid = k.create_process("cyclictest");
     for (int i = 0; i < threads; ++i) {
       if (per_cpu) attr.cpus = {i};
@@ -89,6 +95,7 @@ WorkloadInfo wakeup_latency_workload() {
            {"threads", "1", "measuring threads (-1 = one per CPU, each pinned to its own)"},
            {"cpu", "-1", "pin the measuring thread to this CPU (-1 = no pinning)"},
            {"hogs", "-1", "CPU hog threads (-1 = one per CPU)"},
+           {"latency", "-1", "CPU latency request in us written to /dev/cpu_dma_latency (-1 = none)"},
            hogs_start_param()},
           [] { return std::make_unique<WakeupLatency>(); }};
 }
@@ -102,6 +109,9 @@ WorkloadInfo cyclictest_workload() {
            {"threads", "-1", "measuring threads (-1 = one per CPU, each pinned to its own: -S)"},
            {"cpu", "-1", "pin every measuring thread to this CPU (-1 = no; needs threads >= 1)"},
            {"hogs", "0", "CPU hog threads (-1 = one per CPU)"},
+           {"latency", "0",
+            "CPU latency request in us written to /dev/cpu_dma_latency (cyclictest --latency; "
+            "-1 = none, --laptop)"},
            hogs_start_param()},
           [] { return std::make_unique<WakeupLatency>(); }};
 }

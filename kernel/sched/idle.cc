@@ -32,10 +32,13 @@ void cpuidle_idle_call(rq* rq) {
   // is only ever read as this time.)
   c.polling_from = std::max(now, rq->ex.kwork_until);
   c.enter_refused = false;
+  // cpuidle_governor_latency_req(): the CPU latency QoS limit (/dev/cpu_dma_latency).
+  const sim::Time latency_req = k->cpu_latency_qos_ns;
   if (costs.has_deep_idle()) {
     // menu_select() picks the state in every round, and the tick only matters with NO_HZ.
     const idle_states states{{costs.idle_exit_ns, costs.idle_deep_exit_ns},
-                             {costs.idle_shallow_residency(), costs.idle_deep_residency()}};
+                             {costs.idle_shallow_residency(), costs.idle_deep_residency()},
+                             latency_req};
     // Without NO_HZ_IDLE, tick_nohz_get_sleep_length() is the stub that answers a tick for
     // both the sleep length and the next clock event: the next idle is never predicted
     // longer than a tick.
@@ -46,8 +49,13 @@ void cpuidle_idle_call(rq* rq) {
                     nohz ? tick_nohz_next_clock_event(rq, now) : tick, v612(k));
     if (nohz && (stop_tick || c.tick_stopped)) tick_nohz_idle_stop_tick(rq);
   } else if (costs.cpuidle_haltpoll) {
-    const bool stop_tick = haltpoll_select(&c);
+    // haltpoll_select(): a limit of 0 polls, with the tick kept.
+    const bool stop_tick = latency_req == 0 ? (c.state = kHaltpollPoll, false) : haltpoll_select(&c);
     if (k->cfg_.nohz_idle && (stop_tick || c.tick_stopped)) tick_nohz_idle_stop_tick(rq);
+  } else if (costs.cpuidle_menu && latency_req < costs.idle_exit_ns) {
+    // menu_select()'s state 0 under the limit (a driver with one halt state), tick kept.
+    c.state = kIdlePoll;
+    if (k->cfg_.nohz_idle && c.tick_stopped) tick_nohz_idle_stop_tick(rq);
   } else if (k->cfg_.nohz_idle) {
     bool stop_tick;
     if (costs.cpuidle_menu) {
@@ -64,8 +72,9 @@ void cpuidle_idle_call(rq* rq) {
       tick_nohz_idle_stop_tick(rq);  // idle_call_stop_or_retain_tick()
   }
   c.time_start = std::max(now, rq->ex.kwork_until);
-  if (costs.cpuidle_haltpoll && c.state == kHaltpollPoll) {
-    // poll_idle(): until a wakeup or the window's end
+  if (costs.cpuidle_haltpoll && c.state == kHaltpollPoll && latency_req != 0) {
+    // poll_idle(): until a wakeup or the window's end (under a limit of 0 the loop polls
+    // again at each window's end: one poll until a wakeup)
     c.poll_time_limit = false;
     k->engine()->arm(&k->haltpoll_timers[static_cast<size_t>(rq->cpu)],
                      c.time_start + c.poll_limit_ns);
@@ -114,6 +123,7 @@ void haltpoll_timer_fn(sim::Timer* t, sim::Time now) {
 // need_resched() or the end of the window it started with: the loop does not go round.
 void do_idle_loop(rq* rq) {
   if (rq->k->machine_.costs.cpuidle_haltpoll && cpu_in_haltpoll_poll(rq)) return;
+  if (cpu_in_idle_poll(rq)) return;  // menu's poll_idle() likewise
   cpuidle_state_end(rq, rq->k->now());
   cpuidle_idle_call(rq);
 }

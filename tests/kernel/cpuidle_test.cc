@@ -185,6 +185,24 @@ TEST(Menu, PicksTheDeepStateForIdlesPredictedAtLeastItsResidency) {
   EXPECT_EQ(state_after(20 * kMs, -1, 100 * kUs), kernel::kIdleDeep);    // the tick stops
 }
 
+// The CPU latency limit (cpuidle_governor_latency_req()): below the shallow state's exit
+// latency menu_select() returns state 0, poll_idle(), and keeps the tick, whatever the
+// history; below the deep state's exit latency it never goes deep.
+TEST(Menu, ACpuLatencyLimitPollsBelowTheShallowExitAndStaysShallowBelowTheDeepOne) {
+  kernel::cpuidle_cpu c;
+  for (int i = 0; i < 8; ++i) c.menu.update_intervals(20000);  // idles of 20 ms
+  c.tick_stopped = true;
+  kernel::idle_states s = kC1C2;
+  EXPECT_TRUE(kernel::menu_select(&c, s, 4 * kMs, -1, 20 * kMs, false));
+  EXPECT_EQ(c.state, kernel::kIdleDeep);
+  s.latency_req_ns = 50 * kUs;  // between the two exit latencies
+  EXPECT_TRUE(kernel::menu_select(&c, s, 4 * kMs, -1, 20 * kMs, false));
+  EXPECT_EQ(c.state, kernel::kIdleShallow);
+  s.latency_req_ns = 0;
+  EXPECT_FALSE(kernel::menu_select(&c, s, 4 * kMs, -1, 20 * kMs, false));
+  EXPECT_EQ(c.state, kernel::kIdlePoll);
+}
+
 // A deep state whose residency lies beyond a prediction of a tick or more: with the tick
 // running menu keeps it and stays shallow (the next round asks again); with it stopped it
 // goes deep when the deep state fits before the next clock event.
@@ -237,8 +255,10 @@ TEST(Menu, ADeepStateLeavesTheTickDecisionAsItWas) {
 // Tick interrupts on CPU 0 from 20 ms to 120 ms of a task that computes 20 us
 // and then waits `idle` for a read (its wakeup a device interrupt, so no timer
 // of its own bounds the idle).
-int ticks_while_idling(hw::Machine m, kernel::KernelConfig cfg, sim::Time idle) {
+int ticks_while_idling(hw::Machine m, kernel::KernelConfig cfg, sim::Time idle,
+                       int latency_us = -1) {
   Sim s(exact_timers(std::move(m)), cfg);
+  if (latency_us >= 0) s.k->cpu_latency_qos_add_request(latency_us);
   EXPECT_EQ(s.k->config().tick_nsec(), 4 * kMs);
   struct Ticks : kernel::TraceSink {
     int n = 0;
@@ -340,6 +360,26 @@ TEST(IdleLoop, ADeepStateNeedsAnIpiAndItsExitWhereThePollingShallowOneNeedsNeith
   EXPECT_GT(deep.target_irqs, 0);
   EXPECT_GE(deep.wake_to_run, 100 * kUs);
   EXPECT_LT(shallow.wake_to_run, 10 * kUs);
+}
+
+// cyclictest's /dev/cpu_dma_latency request of 0: an idle CPU polls in poll_idle(), so a
+// wakeup needs no IPI and no exit (where the deep state needs both), and the tick runs
+// through idles that would have stopped it.
+TEST(IdleLoop, ACpuLatencyRequestOfZeroPollsWithTheTickKept) {
+  hw::Machine m = flat_machine(2);
+  m.costs.cpuidle_menu = true;
+  m.costs.idle_polling = false;  // even with a C1 that does not poll
+  m.costs.idle_exit_ns = 1 * kUs;
+  m.costs.idle_deep_exit_ns = 100 * kUs;
+  const kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
+  const testing_support::IdleWakeup deep = testing_support::wake_an_idle_cpu(exact_timers(m), cfg);
+  const testing_support::IdleWakeup poll = testing_support::wake_an_idle_cpu(exact_timers(m), cfg, 0);
+  EXPECT_GT(deep.target_ipis, 0);
+  EXPECT_GE(deep.wake_to_run, 100 * kUs);
+  EXPECT_EQ(poll.target_ipis, 0);
+  EXPECT_LT(poll.wake_to_run, 10 * kUs);
+  EXPECT_LE(ticks_while_idling(with_menu(true), got_tick(true), 20 * kMs), 1);
+  EXPECT_GE(ticks_while_idling(with_menu(true), got_tick(true), 20 * kMs, 0), 24);
 }
 
 // A machine idle at the start of a run has its CPUs in the deep state: a task forked onto

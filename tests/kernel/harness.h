@@ -327,12 +327,24 @@ struct IrqCounter : kernel::TraceSink {
 struct IdleWakeup {
   sim::Time waker_cost = 0, wake_to_run = 0;
   int target_irqs = 0;
+  int target_ipis = 0;  // of those, the interrupts other than its local timer's
 };
-inline IdleWakeup wake_an_idle_cpu(const hw::Machine& m, const kernel::KernelConfig& cfg) {
+// `latency_us` >= 0: a /dev/cpu_dma_latency request for the run.
+inline IdleWakeup wake_an_idle_cpu(const hw::Machine& m, const kernel::KernelConfig& cfg,
+                                   int latency_us = -1) {
   Sim s(m, cfg);
-  IrqCounter irqs;
-  irqs.cpu = 1;
-  s.k->set_trace_sink(&irqs);
+  if (latency_us >= 0) s.k->cpu_latency_qos_add_request(latency_us);
+  struct Both : kernel::TraceSink {
+    IrqCounter all, ipis;
+    void record(const kernel::TraceRecord& r) override {
+      all.record(r);
+      ipis.record(r);
+    }
+  } sink;
+  IrqCounter& irqs = sink.all;
+  irqs.cpu = sink.ipis.cpu = 1;
+  sink.ipis.timers = false;
+  s.k->set_trace_sink(&sink);
   kernel::UserWord w;
   sim::Time before = 0, after = 0, woke = 0;
   s.spawn(on({1}), [&](user::Thread& t) -> user::Program {
@@ -342,12 +354,12 @@ inline IdleWakeup wake_an_idle_cpu(const hw::Machine& m, const kernel::KernelCon
   s.spawn(on({0}), [&](user::Thread& t) -> user::Program {
     co_await t.nanosleep(sim::kNsecPerMsec);  // CPU 1 idles by then
     before = t.now();
-    irqs.from = before;
+    irqs.from = sink.ipis.from = before;
     co_await t.futex_wake(&w, 1);
     after = t.now();
   });
   s.run(5 * sim::kNsecPerMsec);
-  return IdleWakeup{after - before, woke - before, irqs.irqs};
+  return IdleWakeup{after - before, woke - before, irqs.irqs, sink.ipis.irqs};
 }
 
 }  // namespace testing_support
