@@ -103,8 +103,8 @@ struct mm_mm_cid {
   int max_nr_cid = 0;              // 6.13+
   uint64_t next_scan = 0;          // mm_cid_next_scan (jiffies; 0 = not yet set)
   unsigned scan_batch = 0;         // batched: mm_cid_scan_batch, the next batch's index
-  sim::Time pass_start = 0;        // batched/lazy: when the pass in progress began
-  sim::Time last_batch_end = 0;    // batched: when the previous batch's work ended
+  sim::Time pass_start = 0;        // batched/lazy: the pass in progress's earliest batch start
+  sim::Time last_batch_end = 0;    // batched: the latest end of its batches' work so far
   // 6.19.
   unsigned max_cids = 0;
   unsigned pcpu_thrs = 0;

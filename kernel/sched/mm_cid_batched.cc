@@ -56,12 +56,19 @@ void task_mm_cid_scan(rq* rq, task_struct* t) {
   mm_mm_cid& c = mm->cid;
   const unsigned nposs = static_cast<unsigned>(k->nr_cpus());
   const unsigned batch = c.scan_batch;
+  // Each batch runs from its own CPU's clock (the event's time plus the kernel work already
+  // queued there), so a batch claimed later can start, and end, before one claimed earlier:
+  // a pass spans its batches' earliest start to their latest end, and the gap before a batch
+  // is from the latest end so far (none when it overlaps a batch still running).
   const sim::Time start_at = std::max(k->now(), rq->ex.kwork_until);
   if (batch == 0) {
     if (!mm_cid_scan_due(k, &c)) return;
     c.pass_start = start_at;
-  } else if (mm_cid_metrics* m = k->mm_cid_metrics_.get()) {
-    m->pass_gap_ns.add(start_at - c.last_batch_end);
+    c.last_batch_end = start_at;
+  } else {
+    c.pass_start = std::min(c.pass_start, start_at);
+    if (mm_cid_metrics* m = k->mm_cid_metrics_.get())
+      m->pass_gap_ns.add(std::max<sim::Time>(0, start_at - c.last_batch_end));
   }
   const unsigned start = batch * batch_size(k);  // cpumask_nth(batch * BATCH, possible)
   const unsigned end = std::min(start + batch_size(k), nposs);
@@ -73,7 +80,8 @@ void task_mm_cid_scan(rq* rq, task_struct* t) {
     sched_mm_cid_remote_clear_weight(k, mm, static_cast<int>(cpu), weight);
   mm_cid_charge_scan(rq, mm, static_cast<int>(end - start));
   // The batch ends when its work does (its cost is charged from start_at on).
-  c.last_batch_end = start_at + static_cast<sim::Time>(end - start) * k->machine_.costs.mm_cid_scan_cpu_ns;
+  c.last_batch_end = std::max(c.last_batch_end,
+                              start_at + static_cast<sim::Time>(end - start) * k->machine_.costs.mm_cid_scan_cpu_ns);
   if (end >= nposs) mm_cid_note_pass(k, mm, c.last_batch_end - c.pass_start);
 }
 

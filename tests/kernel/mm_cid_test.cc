@@ -554,6 +554,28 @@ TEST(MmCidMetrics, BatchedCallsPassesAndGaps) {
   EXPECT_LT(r.user_cid.summary().max, 6);  // below min(6 threads, 16 CPUs)
 }
 
+// Batches of one pass run on different CPUs, each from its own CPU's clock: the last batch,
+// claimed on a CPU with no kernel work queued, starts before the first, which waits behind
+// 50 us of kernel work on its CPU. The pass spans the earliest start to the latest end (the
+// first batch's), and the gap before an overlapping batch is 0, not negative.
+TEST(MmCidMetrics, APassSpansItsBatchesEarliestStartToLatestEndAcrossCpus) {
+  const int cpus = 16, batch = 8;  // two batches
+  Sim s(flat_machine(cpus), sampled(kernel::KernelVersion::V6_18, kernel::MmCid::Batched, batch, 10));
+  const auto [p, rq] = spawn_sleeper(s, 200 * kMs);
+  kernel::rq* other = s.k->rq_of(rq->cpu == 0 ? 1 : 0);
+  const sim::Time now = s.k->now();
+  rq->ex.kwork_until = now + 50 * kUs;
+  p->mm_cid.pending |= kernel::MM_CID_NOTIFY_RESUME;
+  s.k->mm_cid_ops->resume_user(rq, p);     // batch 0, from now + 50 us
+  p->mm_cid.pending |= kernel::MM_CID_NOTIFY_RESUME;
+  s.k->mm_cid_ops->resume_user(other, p);  // batch 1, from now
+  ASSERT_EQ(p->mm->cid.stats.nr_passes, 1u);
+  const int64_t cost = s.k->machine().costs.mm_cid_scan_cpu_ns;
+  const kernel::mm_cid_report r = kernel::mm_cid_snapshot(*s.k);
+  EXPECT_EQ(r.pass_ns.summary().max, 50 * kUs + batch * cost);
+  EXPECT_EQ(r.pass_gap_ns.summary().min, 0);
+}
+
 // The original scan: one call is one whole pass, so passes and calls match and there are no
 // gaps.
 TEST(MmCidMetrics, LazyCallIsAWholePass) {
