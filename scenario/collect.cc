@@ -82,7 +82,7 @@ void add_mm_cid_results(const kernel::mm_cid_report& m, report::Results* r) {
                         "most a scan added to one RT task's wait for its CPU"});
   r->metrics.push_back({"mm_cid.pass_max_ms",
                         static_cast<double>(m.pass_ns.summary().count ? m.pass_ns.summary().max : 0) / 1e6,
-                        "ms", "longest full pass, first batch's start to last batch's end"});
+                        "ms", "longest full pass, its batches' earliest start to latest end"});
   const sim::Histogram& u = m.user_cid;
   const bool any = u.summary().count > 0;
   r->metrics.push_back({"mm_cid.user_samples", static_cast<double>(u.summary().count), "",

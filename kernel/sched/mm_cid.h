@@ -121,7 +121,7 @@ struct mm_cid_metrics {
   sim::Time sample_ns = 0;
   sim::Histogram scan_call_ns;     // CPU time of each scan call (lazy: a pass; batched: a batch)
   sim::Histogram rt_wait_added_ns; // per RT task switched in: its wait that overlapped a scan on its CPU
-  sim::Histogram pass_ns;          // a full pass: first batch's start to last batch's end
+  sim::Histogram pass_ns;          // a full pass: its batches' earliest start to latest end
   sim::Histogram pass_gap_ns;      // batched: from a batch's end to the next batch of the pass
   sim::Histogram user_cid;         // sampled: the mm_cid each running thread's rseq area shows
   sim::Histogram converge_ns;      // after threads exit: until every live thread shows an ID below the thread count
