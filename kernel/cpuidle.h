@@ -91,10 +91,11 @@ bool menu_select_stop_tick(cpuidle_cpu* c, sim::Time tick_nsec, sim::Time next_t
                            sim::Time exit_latency_ns, bool v612);
 // menu_select() on a driver with a deep state: the state to enter (c->state) and, returned,
 // whether the tick may stop. Below the shallow state's exit latency the CPU latency limit
-// picks kIdlePoll with the tick kept; below the deep one's, no deep state. `delta_tick_ns` is tick_nohz_get_sleep_length()'s *delta_next,
-// the time to the CPU's next clock event (its tick or a timer), negative for none. With the
-// same history it answers the tick question as menu_select_stop_tick() does, unless the deep
-// state's residency lies beyond a prediction of a tick or more (then it keeps the tick).
+// picks kIdlePoll with the tick kept; below the deep one's, no deep state. `delta_tick_ns` is
+// tick_nohz_get_sleep_length()'s *delta_next, the time to the CPU's next clock event (its tick
+// or a timer), negative for none. With the same history it answers the tick question as
+// menu_select_stop_tick() does, unless the deep state's residency lies beyond a prediction of
+// a tick or more (then it keeps the tick).
 bool menu_select(cpuidle_cpu* c, const idle_states& s, sim::Time tick_nsec,
                  sim::Time next_timer_ns, sim::Time delta_tick_ns, bool v612);
 // haltpoll_select(): the state to enter (c->state) and, returned, whether the tick may stop:

@@ -483,7 +483,8 @@ int Kernel::add_udp_socket(const UdpSockAttr& attr) { return udp_sock_add(impl(t
 
 void Kernel::cpu_latency_qos_add_request(int32_t latency_us) {
   KernelImpl* k = impl(this);
-  k->cpu_latency_qos_ns = std::min(k->cpu_latency_qos_ns, sim::Time{latency_us} * sim::kNsecPerUsec);
+  const sim::Time ns = sim::Time{latency_us} * sim::kNsecPerUsec;
+  k->cpu_latency_qos_ns = std::min(k->cpu_latency_qos_ns, ns);
 }
 std::string Kernel::validate_udp_socket(const UdpSockAttr& attr) const { return validate_udp_sock_attr(attr); }
 std::string Kernel::validate_netdev(const NicRxQueueAttr& attr) const {

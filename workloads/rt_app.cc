@@ -269,7 +269,8 @@ class RtApp : public Workload {
     for (size_t i = 0; i < d.mutexes.size(); ++i) s_.mutexes.push_back(std::make_unique<user::Mutex>());
     s_.conds.resize(d.conds.size());
     s_.barriers.resize(d.barrier_parties.size());
-    for (size_t b = 0; b < d.barrier_parties.size(); ++b) s_.barriers[b].waiting = d.barrier_parties[b] - 1;
+    for (size_t b = 0; b < d.barrier_parties.size(); ++b)
+      s_.barriers[b].waiting = d.barrier_parties[b] - 1;
     s_.timers.resize(d.timers.size());
     s_.stats.resize(d.tasks.size());
     int64_t threads = 0;

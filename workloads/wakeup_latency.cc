@@ -95,7 +95,8 @@ WorkloadInfo wakeup_latency_workload() {
            {"threads", "1", "measuring threads (-1 = one per CPU, each pinned to its own)"},
            {"cpu", "-1", "pin the measuring thread to this CPU (-1 = no pinning)"},
            {"hogs", "-1", "CPU hog threads (-1 = one per CPU)"},
-           {"latency", "-1", "CPU latency request in us written to /dev/cpu_dma_latency (-1 = none)"},
+           {"latency", "-1",
+            "CPU latency request in us written to /dev/cpu_dma_latency (-1 = none)"},
            hogs_start_param()},
           [] { return std::make_unique<WakeupLatency>(); }};
 }

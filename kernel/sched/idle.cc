@@ -50,7 +50,11 @@ void cpuidle_idle_call(rq* rq) {
     if (nohz && (stop_tick || c.tick_stopped)) tick_nohz_idle_stop_tick(rq);
   } else if (costs.cpuidle_haltpoll) {
     // haltpoll_select(): a limit of 0 polls, with the tick kept.
-    const bool stop_tick = latency_req == 0 ? (c.state = kHaltpollPoll, false) : haltpoll_select(&c);
+    bool stop_tick = false;
+    if (latency_req == 0)
+      c.state = kHaltpollPoll;
+    else
+      stop_tick = haltpoll_select(&c);
     if (k->cfg_.nohz_idle && (stop_tick || c.tick_stopped)) tick_nohz_idle_stop_tick(rq);
   } else if (costs.cpuidle_menu && latency_req < costs.idle_exit_ns) {
     // menu_select()'s state 0 under the limit (a driver with one halt state), tick kept.

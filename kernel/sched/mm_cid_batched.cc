@@ -80,8 +80,8 @@ void task_mm_cid_scan(rq* rq, task_struct* t) {
     sched_mm_cid_remote_clear_weight(k, mm, static_cast<int>(cpu), weight);
   mm_cid_charge_scan(rq, mm, static_cast<int>(end - start));
   // The batch ends when its work does (its cost is charged from start_at on).
-  c.last_batch_end = std::max(c.last_batch_end,
-                              start_at + static_cast<sim::Time>(end - start) * k->machine_.costs.mm_cid_scan_cpu_ns);
+  const sim::Time work = static_cast<sim::Time>(end - start) * k->machine_.costs.mm_cid_scan_cpu_ns;
+  c.last_batch_end = std::max(c.last_batch_end, start_at + work);
   if (end >= nposs) mm_cid_note_pass(k, mm, c.last_batch_end - c.pass_start);
 }
 

@@ -372,8 +372,9 @@ TEST(IdleLoop, ACpuLatencyRequestOfZeroPollsWithTheTickKept) {
   m.costs.idle_exit_ns = 1 * kUs;
   m.costs.idle_deep_exit_ns = 100 * kUs;
   const kernel::KernelConfig cfg = kernel::default_config(kernel::KernelVersion::V7_0);
-  const testing_support::IdleWakeup deep = testing_support::wake_an_idle_cpu(exact_timers(m), cfg);
-  const testing_support::IdleWakeup poll = testing_support::wake_an_idle_cpu(exact_timers(m), cfg, 0);
+  using testing_support::wake_an_idle_cpu;
+  const testing_support::IdleWakeup deep = wake_an_idle_cpu(exact_timers(m), cfg);
+  const testing_support::IdleWakeup poll = wake_an_idle_cpu(exact_timers(m), cfg, 0);
   EXPECT_GT(deep.target_ipis, 0);
   EXPECT_GE(deep.wake_to_run, 100 * kUs);
   EXPECT_EQ(poll.target_ipis, 0);

@@ -560,7 +560,8 @@ TEST(MmCidMetrics, BatchedCallsPassesAndGaps) {
 // first batch's), and the gap before an overlapping batch is 0, not negative.
 TEST(MmCidMetrics, APassSpansItsBatchesEarliestStartToLatestEndAcrossCpus) {
   const int cpus = 16, batch = 8;  // two batches
-  Sim s(flat_machine(cpus), sampled(kernel::KernelVersion::V6_18, kernel::MmCid::Batched, batch, 10));
+  Sim s(flat_machine(cpus),
+        sampled(kernel::KernelVersion::V6_18, kernel::MmCid::Batched, batch, 10));
   const auto [p, rq] = spawn_sleeper(s, 200 * kMs);
   kernel::rq* other = s.k->rq_of(rq->cpu == 0 ? 1 : 0);
   const sim::Time now = s.k->now();

@@ -93,12 +93,14 @@ TEST(WorkloadCyclictest, ReportsWakeupLatencyPercentilesEvery100us) {
 // 2 us) the idle CPUs poll, and each wakeup is the C1 exit shorter than with latency=-1.
 // wakeup-latency asks for nothing unless told.
 TEST(WorkloadCyclictest, ItsCpuLatencyRequestKeepsIdleCpusPolling) {
-  const double poll = metric(run("cyclictest", {"machine=small4", "duration=100ms"}), "wakeup_p50_us");
-  const double laptop = metric(run("cyclictest", {"machine=small4", "duration=100ms", "latency=-1"}),
-                               "wakeup_p50_us");
+  const double poll =
+      metric(run("cyclictest", {"machine=small4", "duration=100ms"}), "wakeup_p50_us");
+  const double laptop = metric(
+      run("cyclictest", {"machine=small4", "duration=100ms", "latency=-1"}), "wakeup_p50_us");
   EXPECT_NEAR(laptop - poll, 2.0, 0.1);
-  const double probe = metric(run("wakeup-latency", {"machine=small4", "duration=100ms", "interval=100us",
-                                                     "hogs=0"}), "wakeup_p50_us");
+  const double probe = metric(run("wakeup-latency", {"machine=small4", "duration=100ms",
+                                                     "interval=100us", "hogs=0"}),
+                              "wakeup_p50_us");
   EXPECT_NEAR(probe, laptop, 0.1);
 }
 
@@ -117,7 +119,8 @@ TEST(WorkloadCyclictest, RunsBesideOtherWorkloads) {
 }
 
 TEST(WorkloadCyclictest, BadParametersAreNamed) {
-  for (const char* bad : {"threads=0", "threads=-2", "cpu=1", "interval=0", "priority=100", "latency=-2"}) {
+  for (const char* bad :
+       {"threads=0", "threads=-2", "cpu=1", "interval=0", "priority=100", "latency=-2"}) {
     const std::string err = run_error("cyclictest", {"machine=small4", bad});
     const std::string name = std::string(bad).substr(0, std::string(bad).find('='));
     EXPECT_EQ(err.rfind(name + ":", 0), 0u) << bad << " -> " << err;
