@@ -369,15 +369,36 @@ Request request_for_mode(int mode) {
   return Request::kNone;
 }
 
+namespace {
+
+// The calling thread's rseq cpu_id (glibc's area or the library's own), or null. Read under
+// the lock instead of sched_getcpu(): without glibc's registration that is the getcpu system
+// call where there is no vDSO for it (arm64), and a system call in the critical section ends
+// a granted extension as an abort.
+thread_local const volatile int32_t* tls_rseq_cpu_id = nullptr;
+
+int current_cpu() {
+  if (tls_rseq_cpu_id != nullptr) {
+    const int32_t cpu = *tls_rseq_cpu_id;
+    if (cpu >= 0) return cpu;
+  }
+  return sched_getcpu();
+}
+
+}  // namespace
+
 Backend setup_worker(const Params& p) {
   pin_current_thread(p.cpus);  // validated against the allowed CPUs already
   const Backend b = init_thread(request_for_mode(p.mode)).backend;
   reset_thread_counters();
+  if (void* area = thread_rseq_area())
+    tls_rseq_cpu_id = reinterpret_cast<const volatile int32_t*>(
+        static_cast<char*>(area) + SCHEDLAB_RSEQ_CPU_ID_OFFSET);
   return b;
 }
 
 void LastCsCpu::record(ThreadStats* st) {
-  const int now = sched_getcpu();
+  const int now = current_cpu();
   if (cpu >= 0) {
     ++st->handoffs;
     st->same_cpu_handoffs += now == cpu;

@@ -80,7 +80,7 @@ struct ThreadStats {
   uint64_t blocks = 0;   // extend-sched2: lost exchanges after seeing the lock free
   uint64_t dlygrnt = 0;  // critical sections whose extension request was granted
   // Critical sections this thread began after another one on the same lock, and how many of
-  // them began on the CPU that one ran on (sched_getcpu() with the lock held).
+  // them began on the CPU that one ran on (rseq cpu_id, else sched_getcpu(), under the lock).
   uint64_t handoffs = 0;
   uint64_t same_cpu_handoffs = 0;
   // The hold time of every 8th critical section (the 1st, 9th, ...), up to 4096.

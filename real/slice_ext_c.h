@@ -18,8 +18,9 @@
 #define SCHEDLAB_PR_RSEQ_SLICE_EXTENSION_SET 2
 #define SCHEDLAB_PR_RSEQ_SLICE_EXT_ENABLE 0x01
 
-/* Kernel-internal errno that prctl SET returns to user space unchanged when the feature is
- * compiled out, disabled at boot (rseq_slice_ext=0) or the registration is legacy (1.13). */
+/* Kernel-internal errno that prctl returns to user space unchanged: SET when the feature is
+ * compiled out, disabled at boot (rseq_slice_ext=0) or the registration is legacy (1.13), and
+ * GET too when it is compiled out. */
 #define SCHEDLAB_ENOTSUPP 524
 
 /* struct rseq (include/uapi/linux/rseq.h, 7.0, tip d7a5da7a0f7f and 3b68df978133). Offsets in
@@ -107,8 +108,12 @@ extern const unsigned int __rseq_size __attribute__((weak));
 
 /* The rseq area glibc registered for the calling thread, or NULL. */
 static inline void* schedlab_libc_rseq_area(void) {
+  char* area;
   if (&__rseq_size == NULL || &__rseq_offset == NULL || __rseq_size == 0) return NULL;
-  return (char*)__builtin_thread_pointer() + __rseq_offset;
+  area = (char*)__builtin_thread_pointer() + __rseq_offset;
+  /* RSEQ_CPU_ID_REGISTRATION_FAILED: glibc's registration failed for this thread. */
+  if (*(volatile int32_t*)(area + SCHEDLAB_RSEQ_CPU_ID_OFFSET) == -2) return NULL;
+  return area;
 }
 
 /* Enables the mainline extension for the calling thread on glibc's rseq area. Returns the
@@ -117,6 +122,10 @@ static inline void* schedlab_libc_rseq_area(void) {
 static inline struct schedlab_rseq_slice_ctrl* schedlab_slice_enable(void) {
   char* area = (char*)schedlab_libc_rseq_area();
   long on;
+  if (SCHEDLAB_NR_rseq_slice_yield < 0) { /* no syscall number known for this architecture */
+    errno = ENOSYS;
+    return NULL;
+  }
   if (area == NULL) {
     errno = ENXIO;
     return NULL;
